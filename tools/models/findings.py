@@ -1,0 +1,123 @@
+"""Findings (what a check concluded) and the Diagnosis (what Warden answers)."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field, field_validator
+
+from tools.models.ids import ActionType, RootCause
+
+__all__ = ["Evidence", "ActionSpec", "Finding", "DiagnosisDraft", "PlannedAction", "Diagnosis", "CULPRIT_RE"]
+
+CULPRIT_RE = re.compile(r"^(node|job|fs|user|pod|partition|k8snode|ost|mdt):\S+$")
+"""A culprit is ``kind:name``: node:gpu017, job:4242, fs:lustre, user:alice, pod:ns/name, ..."""
+
+
+class Evidence(BaseModel):
+    """One piece of evidence: a file and line, or a metric with its value and unit."""
+
+    text: str
+    """What was seen, quoted or summarised (at most ~300 chars)."""
+    file: str | None = None
+    """Snapshot-relative path (or command) the evidence came from."""
+    line: int | None = None
+    metric: str | None = None
+    value: float | None = None
+    unit: str | None = None
+
+
+class ActionSpec(BaseModel):
+    """A proposed remediation before it is planned: its type and key parameters.
+
+    Flat on purpose: it is the schema a model fills in. Which fields matter depends on ``type``
+    (drain_node: node; resubmit_from_checkpoint: job, exclude_nodes; update_job: job, time_limit_min ...).
+    """
+
+    type: ActionType
+    node: str | None = None
+    job: str | None = None
+    pod: str | None = None
+    namespace: str | None = None
+    exclude_nodes: list[str] = Field(default_factory=list)
+    num_nodes: int | None = None
+    time_limit_min: int | None = None
+    checkpoint: str | None = None
+    reason: str | None = None
+    """Human text for the action (drain reason, notification); Warden prefixes drains with ``warden:``."""
+
+    def key(self) -> tuple:
+        """Identity used to merge duplicate proposals: type and target parameters."""
+        return (self.type, self.node, self.job, self.pod, self.namespace, tuple(sorted(self.exclude_nodes)))
+
+
+class Finding(BaseModel):
+    """What one check concluded from the evidence.
+
+    ``confidence`` is in [0, 1]: how strongly the evidence supports ``root_cause`` as the
+    explanation (a specific cause with direct evidence ~0.9; a symptom that many causes share ~0.4).
+    """
+
+    check: str
+    root_cause: RootCause
+    message: str
+    """Actual against threshold, e.g. "2 Xid 79 events on gpu017 (threshold 1)"."""
+    culprits: list[str] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    confidence: float = Field(ge=0.0, le=1.0)
+    suggested_actions: list[ActionSpec] = Field(default_factory=list)
+
+    @field_validator("culprits")
+    @classmethod
+    def _culprit_form(cls, v: list[str]) -> list[str]:
+        for c in v:
+            if not CULPRIT_RE.match(c):
+                raise ValueError(f"culprit {c!r} is not kind:name")
+        return v
+
+
+class DiagnosisDraft(BaseModel):
+    """The model's answer (the agent's output tool): cause, culprits, evidence, proposed actions."""
+
+    root_cause: RootCause
+    culprits: list[str] = Field(default_factory=list)
+    """``kind:name`` strings, most important first (node:gpu017, job:4242)."""
+    evidence: list[Evidence] = Field(default_factory=list)
+    confidence: float = Field(ge=0.0, le=1.0)
+    summary: str
+    """Plain-language explanation for the on-call engineer, a few sentences."""
+    proposed_actions: list[ActionSpec] = Field(default_factory=list)
+
+
+class PlannedAction(BaseModel):
+    """A proposed action with its rendered plan; never executed by diagnose."""
+
+    spec: ActionSpec
+    commands: list[list[str]]
+    """The exact argument lists execute() would run."""
+    plan_hash: str
+    reversibility: str
+    """``read_only``, ``reversible`` or ``irreversible``."""
+    description: str
+    error: str | None = None
+    """Set when the action could not be planned (e.g. no verified checkpoint); commands is then empty."""
+
+
+class Diagnosis(BaseModel):
+    """Warden's answer to a question about a cluster, as printed by `warden diagnose`."""
+
+    question: str
+    root_cause: RootCause
+    culprits: list[str] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    confidence: float
+    summary: str
+    gpu_hours_lost: float = 0.0
+    """GPU-hours consumed by the culprit jobs' failed or stalled work so far (GPUs x hours)."""
+    proposed_actions: list[PlannedAction] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    """Every finding the checks produced, the chosen cause's and the others."""
+    stopped_by: str | None = None
+    """Set when a loop limit ended the run early (the diagnosis is then partial)."""
+    model: str = "builtin"
+    run_id: str | None = None

@@ -1,0 +1,133 @@
+"""Typed Slurm records, as parsed from squeue, sinfo, sacct and scontrol (JSON or text)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+__all__ = ["SlurmJob", "SlurmNode", "NodeReason", "SacctRecord"]
+
+
+class SlurmJob(BaseModel):
+    """One job as squeue or `scontrol show job` reports it.
+
+    Sources: `squeue --json`, `squeue` text (default or `-o`), `scontrol show job`.
+    Fields a source does not print stay None / empty.
+    """
+
+    job_id: str
+    """Job id as Slurm prints it; array tasks as ``"123_4"``."""
+    name: str | None = None
+    user: str | None = None
+    account: str | None = None
+    partition: str | None = None
+    state: str | None = None
+    """Base job state in upper case: PENDING, RUNNING, COMPLETING, FAILED, TIMEOUT, ..."""
+    reason: str | None = None
+    """Pending/held reason (squeue's %r), e.g. ``Resources``, ``ReqNodeNotAvail, Reserved for maintenance``; None when "None"."""
+    nodes: list[str] = Field(default_factory=list)
+    """Allocated nodes, hostlist expanded (``gpu[01-02]`` -> ``gpu01, gpu02``)."""
+    num_nodes: int | None = None
+    num_cpus: int | None = None
+    num_gpus: int | None = None
+    """GPUs allocated (running) or requested (pending), from TRES/GRES; None when unknown."""
+    time_limit_s: int | None = None
+    """Wall-clock limit in seconds; None for UNLIMITED or unknown."""
+    elapsed_s: int | None = None
+    """Run time so far in seconds."""
+    submit_time: datetime | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    priority: int | None = None
+    qos: str | None = None
+    exit_code: str | None = None
+    """``"status:signal"`` as Slurm prints it, e.g. ``"1:0"``."""
+    work_dir: str | None = None
+    stdout_path: str | None = None
+    stderr_path: str | None = None
+    command: str | None = None
+    req_nodes: list[str] = Field(default_factory=list)
+    exc_nodes: list[str] = Field(default_factory=list)
+    reservation: str | None = None
+    batch_host: str | None = None
+
+
+class SlurmNode(BaseModel):
+    """One node as sinfo or `scontrol show node` reports it.
+
+    Sources: `sinfo --json`, `sinfo` text (`-N -o ...`), `scontrol show node`.
+    """
+
+    name: str
+    state: str | None = None
+    """Base state in upper case: IDLE, ALLOCATED, MIXED, DOWN, COMPLETING, FUTURE, UNKNOWN."""
+    flags: list[str] = Field(default_factory=list)
+    """State flags in upper case: DRAIN, NOT_RESPONDING, MAINTENANCE, RESERVED, REBOOT_REQUESTED, INVALID_REG, ..."""
+    reason: str | None = None
+    reason_user: str | None = None
+    reason_time: datetime | None = None
+    partitions: list[str] = Field(default_factory=list)
+    cpus: int | None = None
+    cpus_alloc: int | None = None
+    cpu_load: float | None = None
+    real_memory_mib: int | None = None
+    alloc_memory_mib: int | None = None
+    free_memory_mib: int | None = None
+    gres: str | None = None
+    """Configured GRES, e.g. ``gpu:a100:8``."""
+    gres_used: str | None = None
+    gpus_total: int | None = None
+    gpus_used: int | None = None
+    boot_time: datetime | None = None
+    last_busy_time: datetime | None = None
+    slurmd_start_time: datetime | None = None
+    version: str | None = None
+
+    @property
+    def drained(self) -> bool:
+        """True when the node carries DRAIN (drained or draining)."""
+        return "DRAIN" in self.flags or (self.state or "").startswith("DRAIN")
+
+    @property
+    def not_responding(self) -> bool:
+        """True when slurmctld marks the node not responding (``*`` suffix in sinfo)."""
+        return "NOT_RESPONDING" in self.flags
+
+
+class NodeReason(BaseModel):
+    """One row of `sinfo -R`: why a set of nodes is down, drained or failing."""
+
+    reason: str
+    user: str | None = None
+    timestamp: datetime | None = None
+    nodes: list[str] = Field(default_factory=list)
+    """Hostlist expanded."""
+
+
+class SacctRecord(BaseModel):
+    """One job or step row from accounting (`sacct --json` or `sacct -p` / default text)."""
+
+    job_id: str
+    """``"4242"`` for the job, ``"4242.batch"`` / ``"4242.0"`` for steps."""
+    name: str | None = None
+    user: str | None = None
+    account: str | None = None
+    partition: str | None = None
+    state: str | None = None
+    """Upper case, e.g. COMPLETED, FAILED, TIMEOUT, CANCELLED, OUT_OF_MEMORY, NODE_FAIL, RUNNING."""
+    exit_code: str | None = None
+    elapsed_s: int | None = None
+    time_limit_s: int | None = None
+    submit_time: datetime | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    nodes: list[str] = Field(default_factory=list)
+    num_nodes: int | None = None
+    num_gpus: int | None = None
+    max_rss_kib: int | None = None
+
+    @property
+    def is_step(self) -> bool:
+        """True for a step row (``4242.batch``, ``4242.0``), False for the job row."""
+        return "." in self.job_id

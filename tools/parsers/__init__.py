@@ -1,0 +1,81 @@
+"""Parsers: raw text/JSON -> typed models, one module per DESIGN.md format id.
+
+``parse_artifact`` is the single entry point used by read tools and replay: it decodes the bytes
+strictly and dispatches on the artifact's format id. Each parser is pure (no I/O, no clock) and
+raises ``ParseError(path, line, reason)`` on malformed input.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from tools.errors import UnknownFormatError
+from tools.parsers.base import decode_text
+from tools.sources.base import RawArtifact
+
+__all__ = ["parse_artifact", "PARSERS"]
+
+# format id -> (module, function). Every function takes (text, *, path) plus, if it declares them,
+# the manifest entry's node / job / columns as keyword arguments.
+PARSERS: dict[str, tuple[str, str]] = {
+    "squeue-json": ("tools.parsers.slurm.squeue_json", "parse_squeue_json"),
+    "squeue-text": ("tools.parsers.slurm.squeue_text", "parse_squeue_text"),
+    "sinfo-json": ("tools.parsers.slurm.sinfo_json", "parse_sinfo_json"),
+    "sinfo-text": ("tools.parsers.slurm.sinfo_text", "parse_sinfo_text"),
+    "sinfo-reasons-text": ("tools.parsers.slurm.sinfo_reasons_text", "parse_sinfo_reasons_text"),
+    "scontrol-job-text": ("tools.parsers.slurm.scontrol_job_text", "parse_scontrol_job_text"),
+    "scontrol-node-text": ("tools.parsers.slurm.scontrol_node_text", "parse_scontrol_node_text"),
+    "sacct-json": ("tools.parsers.slurm.sacct_json", "parse_sacct_json"),
+    "sacct-text": ("tools.parsers.slurm.sacct_text", "parse_sacct_text"),
+    "sdiag-text": ("tools.parsers.slurm.sdiag_text", "parse_sdiag_text"),
+    "lctl-md-stats": ("tools.parsers.lustre.lctl_md_stats", "parse_lctl_md_stats"),
+    "lctl-job-stats": ("tools.parsers.lustre.lctl_job_stats", "parse_lctl_job_stats"),
+    "lfs-df": ("tools.parsers.lustre.lfs_df", "parse_lfs_df"),
+    "lfs-df-inodes": ("tools.parsers.lustre.lfs_df", "parse_lfs_df_inodes"),
+    "dcgm-prometheus-text": ("tools.parsers.gpu.dcgm_prometheus_text", "parse_dcgm_prometheus_text"),
+    "prometheus-query-json": ("tools.parsers.gpu.prometheus_query_json", "parse_prometheus_query_json"),
+    "nvidia-smi-csv": ("tools.parsers.gpu.nvidia_smi_csv", "parse_nvidia_smi_csv"),
+    "nvidia-smi-q": ("tools.parsers.gpu.nvidia_smi_q", "parse_nvidia_smi_q"),
+    "kernel-log": ("tools.parsers.kernel.kernel_log", "parse_kernel_log"),
+    "job-log": ("tools.parsers.joblog.job_log", "parse_job_log"),
+    "k8s-json": ("tools.parsers.k8s.k8s_json", "parse_k8s_json"),
+    "k8s-events-text": ("tools.parsers.k8s.k8s_events_text", "parse_k8s_events_text"),
+}
+
+
+def _parser(path: str, format_id: str) -> Callable[..., list[Any]]:
+    try:
+        module, func = PARSERS[format_id]
+    except KeyError:
+        raise UnknownFormatError(path, format_id) from None
+    try:
+        return getattr(importlib.import_module(module), func)
+    except (ImportError, AttributeError):
+        raise UnknownFormatError(path, format_id) from None
+
+
+def parse_artifact(artifact: RawArtifact) -> list[BaseModel]:
+    """Decode and parse one raw artifact with the parser of its format id.
+
+    Returns the parser's typed models (e.g. list[SlurmJob] for squeue-json).
+
+    Raises:
+        ParseError: malformed, empty or non-UTF-8 input, naming artifact.path.
+        UnknownFormatError: no parser for the format id.
+    """
+    fn = _parser(artifact.path, artifact.format)
+    text = decode_text(artifact.data, path=artifact.path)
+    context: dict[str, Any] = {}
+    if artifact.node is not None:
+        context["node"] = artifact.node
+    if artifact.job is not None:
+        context["job"] = artifact.job
+    if artifact.columns is not None:
+        context["columns"] = artifact.columns
+    accepted = inspect.signature(fn).parameters
+    return fn(text, path=artifact.path, **{k: v for k, v in context.items() if k in accepted})

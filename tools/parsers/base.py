@@ -1,0 +1,28 @@
+"""What every parser shares: strict decoding and the ParseError contract."""
+
+from __future__ import annotations
+
+from tools.errors import ParseError
+
+__all__ = ["decode_text", "ParseError"]
+
+
+def decode_text(data: bytes, *, path: str, allow_empty: bool = False) -> str:
+    """Decode raw bytes as UTF-8, strictly.
+
+    Args:
+        data: the raw artifact bytes.
+        path: snapshot-relative path or command, used in error messages.
+        allow_empty: accept a file with no content (or only whitespace).
+
+    Raises:
+        ParseError: when the bytes are not UTF-8 (line and byte offset named) or the file is empty.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise ParseError(path, line, f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
+    if not allow_empty and not text.strip():
+        raise ParseError(path, None, "file is empty")
+    return text

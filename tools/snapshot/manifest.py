@@ -1,0 +1,98 @@
+"""The snapshot manifest (``manifest.yaml``), DESIGN.md's contract for recording and replay."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tools.errors import SnapshotError
+from tools.models.ids import FormatId
+
+__all__ = ["ManifestEntry", "ClusterInfo", "Manifest", "load_manifest", "MANIFEST_NAME"]
+
+MANIFEST_NAME = "manifest.yaml"
+
+
+class ManifestEntry(BaseModel):
+    """One recorded file: its path inside the snapshot and its format; unknown keys are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    path: str
+    format: FormatId
+    command: str | None = None
+    url: str | None = None
+    node: str | None = None
+    job: str | None = None
+    columns: str | None = None
+    source: str | None = None
+
+
+class ClusterInfo(BaseModel):
+    """Whatever is known of the cluster; all optional."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str | None = None
+    scheduler: str | None = None
+    slurm_version: str | None = None
+
+
+class Manifest(BaseModel):
+    """A snapshot's manifest: capture time, cluster and the list of files."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    captured_at: datetime
+    cluster: ClusterInfo = Field(default_factory=ClusterInfo)
+    files: list[ManifestEntry] = Field(default_factory=list)
+
+
+def _first_error(err: ValidationError) -> str:
+    e = err.errors()[0]
+    loc = ".".join(str(p) for p in e["loc"])
+    return f"{loc}: {e['msg']}"
+
+
+def load_manifest(snapshot_dir: Path) -> Manifest:
+    """Read and validate ``<snapshot_dir>/manifest.yaml``.
+
+    Checks that every listed file exists, stays inside the snapshot, and that every file in the
+    snapshot is listed (DESIGN.md: both are errors).
+
+    Raises:
+        SnapshotError: naming the manifest (and field or file) when anything is wrong.
+    """
+    mpath = snapshot_dir / MANIFEST_NAME
+    if not mpath.is_file():
+        raise SnapshotError(f"{mpath}: no manifest.yaml in snapshot directory")
+    try:
+        raw = yaml.safe_load(mpath.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise SnapshotError(f"{mpath}: not UTF-8 ({e.reason} at byte {e.start})") from None
+    except yaml.YAMLError as e:
+        raise SnapshotError(f"{mpath}: invalid YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(raw, dict):
+        raise SnapshotError(f"{mpath}: expected a mapping with captured_at and files")
+    try:
+        manifest = Manifest.model_validate(raw)
+    except ValidationError as e:
+        raise SnapshotError(f"{mpath}: {_first_error(e)}") from None
+    root = snapshot_dir.resolve()
+    listed: set[str] = set()
+    for entry in manifest.files:
+        p = (snapshot_dir / entry.path).resolve()
+        if root not in p.parents:
+            raise SnapshotError(f"{mpath}: file {entry.path!r} is outside the snapshot")
+        if not p.is_file():
+            raise SnapshotError(f"{mpath}: listed file {entry.path!r} is absent")
+        listed.add(str(p.relative_to(root)))
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.name != MANIFEST_NAME and not p.name.startswith("."):
+            rel = str(p.relative_to(root))
+            if rel not in listed:
+                raise SnapshotError(f"{mpath}: file {rel!r} is in the snapshot but not listed")
+    return manifest

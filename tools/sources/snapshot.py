@@ -1,0 +1,64 @@
+"""Replay source: serves a recorded snapshot's files back, byte for byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tools.errors import SnapshotError
+from tools.models.ids import FormatId
+from tools.snapshot.manifest import Manifest, ManifestEntry, load_manifest
+from tools.sources.base import FetchRequest, RawArtifact
+
+__all__ = ["SnapshotSource"]
+
+
+class SnapshotSource:
+    """A Source over a snapshot directory (DESIGN.md snapshot format).
+
+    Args:
+        root: the snapshot directory holding ``manifest.yaml``.
+
+    Raises:
+        SnapshotError: at construction when the manifest is invalid; on fetch when no entry matches.
+    """
+
+    name = "snapshot"
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.manifest: Manifest = load_manifest(self.root)
+
+    def entries(self, format: FormatId | None = None) -> list[ManifestEntry]:
+        """Manifest entries, optionally only those of one format."""
+        return [e for e in self.manifest.files if format is None or e.format == format]
+
+    def fetch(self, req: FetchRequest) -> RawArtifact:
+        """Return the recorded bytes of the entry matching ``req`` (path, else format+node+job)."""
+        if req.path is not None:
+            matches = [e for e in self.manifest.files if e.path == req.path]
+        else:
+            matches = [
+                e
+                for e in self.manifest.files
+                if e.format == req.format
+                and (req.node is None or e.node == req.node)
+                and (req.job is None or e.job == req.job)
+            ]
+        if not matches:
+            raise SnapshotError(f"{self.root}: no recorded {req.format} file" + (f" {req.path}" if req.path else ""))
+        return self.read(matches[0])
+
+    def read(self, entry: ManifestEntry) -> RawArtifact:
+        """Read one manifest entry's file as a RawArtifact (capture time from the manifest)."""
+        data = (self.root / entry.path).read_bytes()
+        return RawArtifact(
+            format=entry.format,
+            data=data,
+            path=entry.path,
+            command=entry.command,
+            url=entry.url,
+            node=entry.node,
+            job=entry.job,
+            columns=entry.columns,
+            captured_at=self.manifest.captured_at,
+        )
