@@ -51,6 +51,7 @@ JobLogEventKind = Literal[
     "traceback",  # a Python traceback's final exception line
     "checkpoint_write_failure",  # torch.save / PytorchStreamWriter failures, ENOSPC while saving
     "checkpoint_load_failure",  # PytorchStreamReader failed, unexpected EOF, bad zip while loading
+    "checkpoint_saved",  # "saved checkpoint to /path/step_001200" (fields: path, step)
     "nan_loss",  # loss / grad-norm is nan or inf
     "enospc",  # No space left on device / Disk quota exceeded
     "slurm_message",  # slurmstepd / srun error lines (CANCELLED DUE TO TIME LIMIT, ...)
