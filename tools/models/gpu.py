@@ -44,3 +44,5 @@ class GpuStatus(BaseModel):
     clocks_max_sm_mhz: float | None = None
     ecc_dbe_volatile: int | None = None
     fields: dict[str, str] = Field(default_factory=dict)
+    clocks_event_reasons: list[str] = Field(default_factory=list)
+    """Active clock event (throttle) reasons from ``nvidia-smi -q``, e.g. ``["SW Thermal Slowdown"]``."""

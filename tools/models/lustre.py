@@ -20,6 +20,12 @@ class MdtStats(BaseModel):
     elapsed_s: float | None = None
     counters: dict[str, int] = Field(default_factory=dict)
     """op name -> samples, e.g. ``{"open": 123, "getattr": 456}``."""
+    param: str | None = None
+    """The full parameter name as lctl printed it, e.g. ``mdt.lustre-MDT0000.md_stats``."""
+    units: dict[str, str] = Field(default_factory=dict)
+    """op name -> unit lctl printed in brackets (``reqs``, ``usecs``), when given."""
+    sums: dict[str, int] = Field(default_factory=dict)
+    """op name -> sum column (in ``units``; usecs of service time on newer Lustre), when printed."""
 
 
 class JobStatsEntry(BaseModel):
@@ -35,6 +41,10 @@ class JobStatsEntry(BaseModel):
     """op name -> samples (open, close, getattr, mknod, unlink, read, write, ...)."""
     bytes: dict[str, int] = Field(default_factory=dict)
     """For read_bytes / write_bytes: op name -> sum in bytes."""
+    kind: str | None = None
+    """``MDT`` for ``mdt.*.job_stats``, ``OST`` for ``obdfilter.*.job_stats``."""
+    usecs: dict[str, int] = Field(default_factory=dict)
+    """For ops whose unit is usecs (newer Lustre): op name -> summed service time in microseconds."""
 
 
 class LfsDfRow(BaseModel):
@@ -54,3 +64,8 @@ class LfsDfRow(BaseModel):
     """True for `lfs df -i` rows (counts are inodes), False for blocks (counts are KiB)."""
     fs: str | None = None
     """File-system name, from the uuid prefix (``lustre`` in ``lustre-OST0001_UUID``)."""
+    status: str = "active"
+    """``active``, or the text lfs printed instead of numbers (``inactive device``,
+    ``Resource temporarily unavailable``); counts are 0 when not active."""
+    flags: str | None = None
+    """Target state flags lfs prints after the mount column on newer Lustre (e.g. ``D``, ``R``)."""
