@@ -1,1 +1,93 @@
-__all__: list[str] = []
+"""Deterministic checks: parsed facts -> findings. One check per module, one registry here.
+
+Site config names checks and their arguments (``{check: gpu_xid, args: {min_events: 2}}``); the
+arguments are validated against the check's config model, never evaluated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from tools.checks.base import CheckSpec
+from tools.checks.checkpoint_corrupt import CheckpointConfig, check_checkpoint_load_failure
+from tools.checks.gpu_oom import GpuOomConfig, check_job_cuda_oom
+from tools.checks.gpu_straggler import StragglerConfig, check_gpu_straggler
+from tools.checks.gpu_throttle import ThrottleConfig, check_gpu_thermal_throttle
+from tools.checks.gpu_xid import XidConfig, check_gpu_xid
+from tools.checks.host_oom import HostOomConfig, check_node_host_oom
+from tools.checks.interconnect import InterconnectConfig, check_interconnect_link_down
+from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
+from tools.checks.nccl import NcclConfig, check_nccl_collective_failure
+from tools.checks.node_software import NodeSoftwareConfig, check_node_software_fault
+from tools.checks.node_unresponsive import UnresponsiveConfig, check_node_not_responding
+from tools.checks.pending import PendingConfig, check_job_pending_blocked
+from tools.checks.storage_full import StorageFullConfig, check_storage_full
+from tools.checks.timeout import TimeoutConfig, check_job_timeout_without_checkpoint
+from tools.checks.user_code import UserCodeConfig, check_job_user_code_error
+from tools.errors import ConfigError
+from tools.facts import Facts
+from tools.models.findings import Finding
+
+__all__ = ["CHECKS", "run_checks", "CheckSpec"]
+
+CHECKS: dict[str, CheckSpec[Any]] = {
+    "gpu_xid": CheckSpec(fn=check_gpu_xid, config=XidConfig, description="GPU hardware Xids, ECC DBE, fallen off the bus"),
+    "interconnect_link_down": CheckSpec(fn=check_interconnect_link_down, config=InterconnectConfig,
+                                        description="InfiniBand link down / NVLink Xid 74"),
+    "nccl_collective_failure": CheckSpec(fn=check_nccl_collective_failure, config=NcclConfig,
+                                         description="NCCL timeouts and remote errors in job logs"),
+    "gpu_straggler": CheckSpec(fn=check_gpu_straggler, config=StragglerConfig,
+                               description="one node's GPUs far below its job peers"),
+    "gpu_thermal_throttle": CheckSpec(fn=check_gpu_thermal_throttle, config=ThrottleConfig,
+                                      description="clocks held down by thermal / power limits"),
+    "mdt_metadata_storm": CheckSpec(fn=check_mdt_metadata_storm, config=MetadataConfig,
+                                    description="MDT metadata op rate over threshold, attributed by job_stats"),
+    "storage_full": CheckSpec(fn=check_storage_full, config=StorageFullConfig,
+                              description="OST/MDT blocks or inodes full, ENOSPC in job logs"),
+    "job_cuda_oom": CheckSpec(fn=check_job_cuda_oom, config=GpuOomConfig, description="CUDA out of memory in job logs"),
+    "node_host_oom": CheckSpec(fn=check_node_host_oom, config=HostOomConfig, description="kernel OOM killer on a node"),
+    "job_pending_blocked": CheckSpec(fn=check_job_pending_blocked, config=PendingConfig,
+                                     description="pending jobs blocked or waiting too long"),
+    "node_not_responding": CheckSpec(fn=check_node_not_responding, config=UnresponsiveConfig,
+                                     description="slurmd not responding"),
+    "checkpoint_load_failure": CheckSpec(fn=check_checkpoint_load_failure, config=CheckpointConfig,
+                                         description="checkpoint fails to load on resume"),
+    "job_user_code_error": CheckSpec(fn=check_job_user_code_error, config=UserCodeConfig,
+                                     description="job failed on its own exception"),
+    "node_software_fault": CheckSpec(fn=check_node_software_fault, config=NodeSoftwareConfig,
+                                     description="node drained for kill-task / prolog / epilog / runtime failures"),
+    "job_timeout_without_checkpoint": CheckSpec(fn=check_job_timeout_without_checkpoint, config=TimeoutConfig,
+                                                description="job hit its time limit with no checkpoint"),
+}
+
+
+def run_checks(facts: Facts, site: Iterable[Mapping[str, Any]] | None = None) -> list[Finding]:
+    """Run the checks named in ``site`` (default: all with default arguments) over ``facts``.
+
+    Args:
+        site: entries ``{"check": id, "args": {...}}``; an absent list runs every registered check.
+
+    Returns:
+        Findings from all checks, most confident first.
+
+    Raises:
+        ConfigError: an unknown check id or arguments that do not validate (names the check and field).
+    """
+    entries = list(site) if site is not None else [{"check": name} for name in CHECKS]
+    findings: list[Finding] = []
+    for entry in entries:
+        name = entry.get("check")
+        if name not in CHECKS:
+            raise ConfigError(f"checks: unknown check {name!r} (known: {', '.join(CHECKS)})")
+        spec = CHECKS[name]
+        try:
+            cfg = spec.config.model_validate(entry.get("args") or {})
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise ConfigError(f"checks.{name}.args.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        findings.extend(spec.fn(facts, cfg))
+    findings.sort(key=lambda f: -f.confidence)
+    return findings

@@ -1,0 +1,100 @@
+"""What every check shares: the signature, config base, and evidence helpers.
+
+A check is ``def check_<subject>_<condition>(facts: Facts, cfg: <Config>) -> list[Finding]``. It
+reads parsed facts only (never fetches), so replay runs it unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.logs import JobLogEvent, KernelEvent
+
+__all__ = [
+    "CheckConfig",
+    "CheckSpec",
+    "kernel_evidence",
+    "log_evidence",
+    "affected_jobs",
+    "resubmit_specs",
+    "job_culprits",
+]
+
+C = TypeVar("C", bound=BaseModel)
+
+
+class CheckConfig(BaseModel):
+    """Base of every check's arguments: validated, never evaluated; unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class CheckSpec(Generic[C]):
+    """A registered check: its function and the config model its arguments validate against."""
+
+    fn: Callable[[Facts, C], list[Finding]]
+    config: type[C]
+    description: str
+
+
+def _clip(text: str, n: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def kernel_evidence(ev: KernelEvent) -> Evidence:
+    """Evidence citing a kernel log event (file and line)."""
+    return Evidence(text=_clip(ev.message), file=ev.file, line=ev.line)
+
+
+def log_evidence(ev: JobLogEvent) -> Evidence:
+    """Evidence citing a job log event (file and line)."""
+    prefix = f"[rank {ev.rank}] " if ev.rank is not None else ""
+    return Evidence(text=_clip(prefix + ev.message), file=ev.file, line=ev.line)
+
+
+_ACTIVE = ("RUNNING", "COMPLETING", "SUSPENDED")
+_ENDED_BADLY = ("FAILED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY", "CANCELLED")
+
+
+def affected_jobs(facts: Facts, nodes: Iterable[str]) -> list[str]:
+    """Ids of jobs hurt by faults on ``nodes``: running there now, or ended badly there (sacct).
+
+    Sources: squeue/scontrol (allocation) and sacct (job rows, not steps). Order: as reported.
+    """
+    wanted = set(nodes)
+    ids: list[str] = []
+    for j in facts.jobs:
+        if (j.state or "") in _ACTIVE + _ENDED_BADLY and wanted & set(j.nodes):
+            ids.append(j.job_id)
+    for r in facts.acct:
+        if not r.is_step and (r.state or "").split(" ")[0] in _ACTIVE + _ENDED_BADLY and wanted & set(r.nodes):
+            if r.job_id not in ids:
+                ids.append(r.job_id)
+    return ids
+
+
+def job_culprits(job_ids: Iterable[str]) -> list[str]:
+    """``job:<id>`` culprits for job ids, de-duplicated, order kept."""
+    out: list[str] = []
+    for j in job_ids:
+        c = f"job:{j}"
+        if c not in out:
+            out.append(c)
+    return out
+
+
+def resubmit_specs(job_ids: Iterable[str], exclude_nodes: list[str], reason: str) -> list[ActionSpec]:
+    """resubmit_from_checkpoint proposals for jobs whose work was lost on ``exclude_nodes``."""
+    return [
+        ActionSpec(type="resubmit_from_checkpoint", job=j, exclude_nodes=sorted(exclude_nodes), reason=reason)
+        for j in job_ids
+    ]
+

@@ -1,0 +1,52 @@
+"""check_checkpoint_load_failure: a job cannot resume because its newest checkpoint is unreadable."""
+
+from __future__ import annotations
+
+from tools.checks.base import CheckConfig, log_evidence
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Finding
+from tools.models.logs import JobLogEvent
+
+__all__ = ["CheckpointConfig", "check_checkpoint_load_failure"]
+
+
+class CheckpointConfig(CheckConfig):
+    """No thresholds: one failed load is enough."""
+
+    min_failures: int = 1
+
+
+def _ckpt_path(ev: JobLogEvent) -> str | None:
+    return ev.fields.get("path")
+
+
+def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[Finding]:
+    """checkpoint_corrupt per job whose log shows a checkpoint that fails to load (truncated zip,
+    unexpected EOF, state_dict mismatch). Proposes resubmitting from the newest *other* checkpoint
+    the log says was saved.
+
+    Sources: job-log events checkpoint_load_failure and checkpoint_saved (fields path, step).
+    """
+    findings: list[Finding] = []
+    jobs = {e.job for e in facts.job_log_events if e.kind == "checkpoint_load_failure"}
+    for job in sorted(j for j in jobs if j):
+        events = [e for e in facts.job_log_events if e.job == job]
+        failures = [e for e in events if e.kind == "checkpoint_load_failure"]
+        if len(failures) < cfg.min_failures:
+            continue
+        bad = {p for p in (_ckpt_path(e) for e in failures) if p}
+        saved = [e for e in facts.job_log_events if e.kind == "checkpoint_saved" and _ckpt_path(e)]
+        own = [e for e in saved if e.job == job] or saved
+        good = [e for e in own if _ckpt_path(e) not in bad]
+        newest_good = _ckpt_path(good[-2] if not bad and len(good) >= 2 else good[-1]) if good else None
+        findings.append(Finding(
+            check="checkpoint_load_failure", root_cause="checkpoint_corrupt",
+            message=f"job {job}: {len(failures)} checkpoint load failure(s)"
+            + (f"; older checkpoint {newest_good} was saved" if newest_good else ""),
+            culprits=[f"job:{job}"],
+            evidence=[log_evidence(e) for e in failures[:3]],
+            confidence=0.85,
+            suggested_actions=[ActionSpec(type="resubmit_from_checkpoint", job=job, checkpoint=newest_good,
+                                          reason="newest checkpoint is corrupt; resume from an older verified one")],
+        ))
+    return findings

@@ -1,0 +1,51 @@
+"""check_job_cuda_oom: jobs that died of CUDA out-of-memory."""
+
+from __future__ import annotations
+
+from tools.checks.base import CheckConfig, log_evidence
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Finding
+
+__all__ = ["GpuOomConfig", "check_job_cuda_oom"]
+
+
+class GpuOomConfig(CheckConfig):
+    """Fragmentation threshold."""
+
+    fragmentation_ratio: float = 0.3
+    """reserved-but-unallocated GiB over total capacity above which the OOM is called fragmentation."""
+
+
+def check_job_cuda_oom(facts: Facts, cfg: GpuOomConfig) -> list[Finding]:
+    """gpu_oom per job whose log shows CUDA out of memory; notes allocator fragmentation when the
+    message shows much memory reserved by PyTorch but not allocated.
+
+    Sources: job-log events of kind cuda_oom (fields tried_gib, total_gib, allocated_gib, reserved_gib, free_gib).
+    """
+    by_job: dict[str, list] = {}
+    for e in facts.job_log_events:
+        if e.kind == "cuda_oom":
+            by_job.setdefault(e.job or "?", []).append(e)
+    findings: list[Finding] = []
+    for job, events in by_job.items():
+        first = events[0]
+        note = ""
+        try:
+            total = float(first.fields["total_gib"])
+            reserved = float(first.fields["reserved_gib"])
+            allocated = float(first.fields["allocated_gib"])
+            if total and (reserved - allocated) / total >= cfg.fragmentation_ratio:
+                note = (f"; {reserved - allocated:.2f} GiB reserved but unallocated of {total:.2f} GiB: "
+                        "allocator fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)")
+        except (KeyError, ValueError):
+            pass
+        findings.append(Finding(
+            check="job_cuda_oom", root_cause="gpu_oom",
+            message=f"job {job}: {len(events)} CUDA out-of-memory error(s){note}",
+            culprits=[f"job:{job}"] if job != "?" else [],
+            evidence=[log_evidence(e) for e in events[:3]],
+            confidence=0.85,
+            suggested_actions=[ActionSpec(type="notify_owner", job=job, reason="CUDA out of memory" + note)]
+            if job != "?" else [],
+        ))
+    return findings

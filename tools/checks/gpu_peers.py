@@ -1,0 +1,66 @@
+"""Per-node GPU metric summaries and peer groups, shared by the GPU performance checks."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from statistics import mean, median
+
+from tools.facts import Facts
+from tools.models.findings import Evidence
+
+__all__ = ["node_means", "utilisation", "peer_groups", "peer_median", "metric_evidence", "UTIL_METRICS", "SM_CLOCK", "TEMP"]
+
+UTIL_METRICS = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE")
+"""Utilisation fields in order of preference; PROF ratios (0..1) are scaled to percent."""
+SM_CLOCK = "DCGM_FI_DEV_SM_CLOCK"
+TEMP = "DCGM_FI_DEV_GPU_TEMP"
+
+
+def node_means(facts: Facts, metric: str) -> dict[str, float]:
+    """Mean of ``metric`` over each node's GPUs (and time points), in the metric's unit.
+
+    PROF fields that DCGM reports as ratios are returned in percent.
+    """
+    vals: dict[str, list[float]] = defaultdict(list)
+    for s in facts.gpu_samples:
+        if s.name == metric and s.node:
+            vals[s.node].append(s.value * 100.0 if metric.startswith("DCGM_FI_PROF_") else s.value)
+    return {n: mean(v) for n, v in vals.items() if v}
+
+
+def utilisation(facts: Facts) -> tuple[str | None, dict[str, float]]:
+    """The first utilisation field present and its per-node means (percent)."""
+    for m in UTIL_METRICS:
+        means = node_means(facts, m)
+        if means:
+            return m, means
+    return None, {}
+
+
+def peer_groups(facts: Facts, nodes_with_data: set[str]) -> list[list[str]]:
+    """Groups of nodes that should perform alike: the nodes of each running multi-node job.
+
+    Without any running job that spans nodes with data, all nodes with data form one group, but
+    only when the scheduler view is absent (idle nodes are not stragglers).
+    """
+    groups: list[list[str]] = []
+    for j in facts.jobs:
+        if (j.state or "") == "RUNNING":
+            members = [n for n in j.nodes if n in nodes_with_data]
+            if len(members) >= 3 and members not in groups:
+                groups.append(members)
+    if not groups and not facts.jobs and len(nodes_with_data) >= 3:
+        groups.append(sorted(nodes_with_data))
+    return groups
+
+
+def peer_median(values: dict[str, float], group: list[str], exclude: str) -> float | None:
+    """Median of ``values`` over ``group`` without ``exclude``."""
+    peers = [values[n] for n in group if n != exclude and n in values]
+    return median(peers) if peers else None
+
+
+def metric_evidence(metric: str, node: str, value: float, peers: float | None, unit: str) -> Evidence:
+    """Evidence for a node's metric against its peers' median."""
+    vs = f" vs peer median {peers:.0f} {unit}" if peers is not None else ""
+    return Evidence(text=f"{metric} mean on {node} = {value:.0f} {unit}{vs}", metric=metric, value=round(value, 2), unit=unit)

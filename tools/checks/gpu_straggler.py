@@ -1,0 +1,63 @@
+"""check_gpu_straggler: one node's GPUs much less busy (or slower clocked) than its job peers."""
+
+from __future__ import annotations
+
+from tools.checks.base import CheckConfig, affected_jobs, job_culprits
+from tools.checks.gpu_peers import SM_CLOCK, metric_evidence, node_means, peer_groups, peer_median, utilisation
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Finding
+
+__all__ = ["StragglerConfig", "check_gpu_straggler"]
+
+
+class StragglerConfig(CheckConfig):
+    """Thresholds, as ratios of the node's value to its peers' median."""
+
+    util_ratio: float = 0.6
+    clock_ratio: float = 0.75
+    min_peer_util_pct: float = 40.0
+    """Peers must be this busy for a low node to count (an idle job is not a straggler)."""
+
+
+def check_gpu_straggler(facts: Facts, cfg: StragglerConfig) -> list[Finding]:
+    """straggler_node for a node whose mean GPU utilisation or SM clock is far below the other nodes
+    of the same running job.
+
+    Sources: dcgm-exporter / Prometheus samples (DCGM_FI_DEV_GPU_UTIL or DCGM_FI_PROF_GR_ENGINE_ACTIVE,
+    DCGM_FI_DEV_SM_CLOCK), squeue/scontrol allocations for peer groups.
+    """
+    metric, util = utilisation(facts)
+    clocks = node_means(facts, SM_CLOCK)
+    findings: list[Finding] = []
+    seen: set[str] = set()
+    for group in peer_groups(facts, set(util) | set(clocks)):
+        for node in group:
+            if node in seen:
+                continue
+            evidence = []
+            u_peer = peer_median(util, group, node)
+            if node in util and u_peer and u_peer >= cfg.min_peer_util_pct and util[node] < cfg.util_ratio * u_peer:
+                evidence.append(metric_evidence(metric or "util", node, util[node], u_peer, "%"))
+            c_peer = peer_median(clocks, group, node)
+            if node in clocks and c_peer and clocks[node] < cfg.clock_ratio * c_peer:
+                evidence.append(metric_evidence(SM_CLOCK, node, clocks[node], c_peer, "MHz"))
+            if not evidence:
+                continue
+            seen.add(node)
+            jobs = affected_jobs(facts, [node])
+            findings.append(
+                Finding(
+                    check="gpu_straggler",
+                    root_cause="straggler_node",
+                    message=f"{node} runs far below its job peers "
+                    f"(util ratio threshold {cfg.util_ratio}, clock ratio threshold {cfg.clock_ratio})",
+                    culprits=[f"node:{node}", *job_culprits(jobs)],
+                    evidence=evidence,
+                    confidence=0.7,
+                    suggested_actions=[
+                        ActionSpec(type="drain_node", node=node, reason="straggler: GPUs far below job peers"),
+                        ActionSpec(type="run_gpu_diagnostic", node=node),
+                    ],
+                )
+            )
+    return findings

@@ -1,0 +1,87 @@
+"""check_gpu_thermal_throttle: clocks held down by thermal or power limits (DCGM clock-event reasons)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from tools.checks.base import CheckConfig, affected_jobs, job_culprits
+from tools.checks.gpu_peers import SM_CLOCK, TEMP, metric_evidence, node_means
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Evidence, Finding
+
+__all__ = ["ThrottleConfig", "check_gpu_thermal_throttle", "REASON_BITS"]
+
+REASON_BITS = {
+    0x8: "HW slowdown",
+    0x20: "SW thermal slowdown",
+    0x40: "HW thermal slowdown",
+    0x80: "HW power brake slowdown",
+}
+"""NVML clock-event reason bits that mean the hardware is holding clocks down (0x4, the SW power
+cap, is normal under full load and is not counted alone)."""
+
+_REASON_FIELDS = ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
+
+
+class ThrottleConfig(CheckConfig):
+    """Thresholds for throttling."""
+
+    hot_temp_c: float = 85.0
+
+
+def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Finding]:
+    """thermal_power_throttle per node whose GPUs report thermal / HW-slowdown / power-brake clock
+    event reasons, or run at or above ``hot_temp_c``.
+
+    Sources: DCGM_FI_DEV_CLOCK_THROTTLE_REASONS (or _CLOCKS_EVENT_REASONS) bitmask, DCGM_FI_DEV_GPU_TEMP,
+    DCGM_FI_DEV_SM_CLOCK samples; nvidia-smi -q clock event reasons when recorded.
+    """
+    reasons: dict[str, set[str]] = defaultdict(set)
+    gpus: dict[str, set[str]] = defaultdict(set)
+    for s in facts.gpu_samples:
+        if s.name in _REASON_FIELDS and s.node:
+            bits = int(s.value)
+            for bit, label in REASON_BITS.items():
+                if bits & bit:
+                    reasons[s.node].add(label)
+                    gpus[s.node].add(s.gpu or "?")
+    temps = node_means(facts, TEMP)
+    hot_max: dict[str, float] = {}
+    for s in facts.gpu_samples:
+        if s.name == TEMP and s.node and s.value >= cfg.hot_temp_c:
+            hot_max[s.node] = max(hot_max.get(s.node, 0.0), s.value)
+    clocks = node_means(facts, SM_CLOCK)
+    findings: list[Finding] = []
+    for node in sorted(set(reasons) | set(hot_max)):
+        evidence: list[Evidence] = []
+        if reasons.get(node):
+            evidence.append(
+                Evidence(
+                    text=f"clock event reasons on {node} GPU(s) {', '.join(sorted(gpus[node]))}: "
+                    + ", ".join(sorted(reasons[node])),
+                    metric=_REASON_FIELDS[0],
+                )
+            )
+        if node in hot_max:
+            evidence.append(metric_evidence(TEMP, node, hot_max[node], None, "C"))
+        if node in clocks:
+            others = [v for n, v in clocks.items() if n != node]
+            peer = sorted(others)[len(others) // 2] if others else None
+            evidence.append(metric_evidence(SM_CLOCK, node, clocks[node], peer, "MHz"))
+        jobs = affected_jobs(facts, [node])
+        findings.append(
+            Finding(
+                check="gpu_thermal_throttle",
+                root_cause="thermal_power_throttle",
+                message=f"{node}: GPU clocks held down ({', '.join(sorted(reasons[node])) or 'temperature'}; "
+                f"max temp {hot_max.get(node, temps.get(node, 0)):.0f} C, threshold {cfg.hot_temp_c:.0f} C)",
+                culprits=[f"node:{node}", *job_culprits(jobs)],
+                evidence=evidence,
+                confidence=0.85 if reasons.get(node) else 0.6,
+                suggested_actions=[
+                    ActionSpec(type="drain_node", node=node, reason="GPU thermal/power throttling"),
+                    ActionSpec(type="run_gpu_diagnostic", node=node),
+                ],
+            )
+        )
+    return findings

@@ -1,0 +1,46 @@
+"""check_node_host_oom: the kernel OOM killer ended a job's processes on a node."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from tools.checks.base import CheckConfig, affected_jobs, job_culprits, kernel_evidence
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Evidence, Finding
+
+__all__ = ["HostOomConfig", "check_node_host_oom"]
+
+
+class HostOomConfig(CheckConfig):
+    """No thresholds yet: one OOM kill is enough to explain a dead process."""
+
+    min_kills: int = 1
+
+
+def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
+    """host_oom per node where the kernel OOM killer fired; sacct OUT_OF_MEMORY jobs corroborate.
+
+    Sources: kernel-log events of kind oom_kill; sacct job states.
+    """
+    kills: dict[str, list] = defaultdict(list)
+    for ev in facts.kernel_events:
+        if ev.kind == "oom_kill" and ev.node:
+            kills[ev.node].append(ev)
+    oom_jobs = [r.job_id for r in facts.acct if not r.is_step and (r.state or "").startswith("OUT_OF_MEMORY")]
+    findings: list[Finding] = []
+    for node, events in kills.items():
+        if len(events) < cfg.min_kills:
+            continue
+        jobs = [j for j in affected_jobs(facts, [node])]
+        jobs = [j for j in jobs if j in oom_jobs] or jobs
+        evidence: list[Evidence] = [kernel_evidence(e) for e in events[:3]]
+        evidence += [Evidence(text=f"sacct: job {j} state OUT_OF_MEMORY", metric="sacct") for j in jobs if j in oom_jobs]
+        findings.append(Finding(
+            check="node_host_oom", root_cause="host_oom",
+            message=f"{len(events)} OOM-killer kill(s) on {node} (threshold {cfg.min_kills})",
+            culprits=[*job_culprits(jobs), f"node:{node}"],
+            evidence=evidence, confidence=0.85,
+            suggested_actions=[ActionSpec(type="notify_owner", job=j, reason=f"host memory exhausted on {node}")
+                               for j in jobs],
+        ))
+    return findings

@@ -1,0 +1,92 @@
+"""check_mdt_metadata_storm: an MDT drowning in open/stat/create calls, attributed to jobs."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from tools.checks.base import CheckConfig
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.lustre import JobStatsEntry
+
+__all__ = ["MetadataConfig", "check_mdt_metadata_storm", "METADATA_OPS"]
+
+METADATA_OPS = (
+    "open", "close", "mknod", "link", "unlink", "mkdir", "rmdir", "rename",
+    "getattr", "setattr", "getxattr", "setxattr", "statfs", "sync", "samedir_rename", "crossdir_rename",
+)
+
+
+class MetadataConfig(CheckConfig):
+    """Thresholds for MDT load."""
+
+    max_ops_per_s: float = 20_000.0
+    """Sustained metadata operations per second on one MDT above which it is saturated."""
+    min_job_share: float = 0.5
+    """Share of an MDT's job_stats ops one job must cause to be named the culprit."""
+    min_ops_without_time: int = 10_000_000
+    """When no elapsed time is printed, total ops above which the MDT is considered stormed."""
+
+
+def _md_ops(counters: dict[str, int]) -> int:
+    return sum(v for k, v in counters.items() if k in METADATA_OPS)
+
+
+def _fs_of(target: str) -> str:
+    return target.split("-MDT")[0] if "-MDT" in target else target
+
+
+def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]:
+    """metadata_wall per MDT whose metadata op rate (md_stats over its elapsed time, or the jobs'
+    job_stats rates) exceeds ``max_ops_per_s``; the job causing most of it is the culprit.
+
+    Sources: lctl get_param mdt.*.md_stats and mdt.*.job_stats; squeue for the job's user.
+    """
+    jobs_by_mdt: dict[str, list[JobStatsEntry]] = defaultdict(list)
+    for e in facts.job_stats:
+        if "-MDT" in e.target:
+            jobs_by_mdt[e.target].append(e)
+    rates: dict[str, tuple[float | None, int]] = {}
+    for m in facts.md_stats:
+        ops = _md_ops(m.counters)
+        rates[m.target] = ((ops / m.elapsed_s) if m.elapsed_s else None, ops)
+    for target, entries in jobs_by_mdt.items():
+        if target not in rates or rates[target][0] is None:
+            timed = [e for e in entries if e.elapsed_s]
+            rate = sum(_md_ops(e.ops) / e.elapsed_s for e in timed) if timed else None
+            rates[target] = (rate, max(rates.get(target, (None, 0))[1], sum(_md_ops(e.ops) for e in entries)))
+    findings: list[Finding] = []
+    for target, (rate, ops) in sorted(rates.items()):
+        stormed = rate > cfg.max_ops_per_s if rate is not None else ops > cfg.min_ops_without_time
+        if not stormed:
+            continue
+        fs = _fs_of(target)
+        shown = f"{rate:,.0f} ops/s" if rate is not None else f"{ops:,} ops"
+        limit = f"{cfg.max_ops_per_s:,.0f} ops/s" if rate is not None else f"{cfg.min_ops_without_time:,} ops"
+        evidence = [Evidence(text=f"{target}: {shown} of metadata operations", metric="md_stats", value=rate or ops,
+                             unit="ops/s" if rate is not None else "ops")]
+        culprits = [f"fs:{fs}"]
+        actions: list[ActionSpec] = []
+        entries = jobs_by_mdt.get(target, [])
+        total = sum(_md_ops(e.ops) for e in entries)
+        if entries and total:
+            top = max(entries, key=lambda e: _md_ops(e.ops))
+            share = _md_ops(top.ops) / total
+            busiest = sorted(top.ops.items(), key=lambda kv: -kv[1])[:3]
+            evidence.append(Evidence(
+                text=f"job_stats on {target}: job_id {top.job_id} made {share:.0%} of metadata ops "
+                + ", ".join(f"{k}={v:,}" for k, v in busiest),
+                metric="job_stats", value=round(share * 100, 1), unit="%"))
+            if share >= cfg.min_job_share:
+                job = facts.job(top.job_id)
+                culprits.insert(0, f"job:{top.job_id}")
+                if job and job.user:
+                    culprits.append(f"user:{job.user}")
+                actions.append(ActionSpec(type="notify_owner", job=top.job_id,
+                                          reason=f"job causes {share:.0%} of metadata load on {target}"))
+        findings.append(Finding(
+            check="mdt_metadata_storm", root_cause="metadata_wall",
+            message=f"{target} serves {shown} (threshold {limit})",
+            culprits=culprits, evidence=evidence, confidence=0.85 if len(culprits) > 1 else 0.7,
+            suggested_actions=actions))
+    return findings

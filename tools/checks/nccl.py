@@ -1,0 +1,82 @@
+"""check_nccl_collective_failure: NCCL watchdog timeouts and remote errors in job logs.
+
+An NCCL timeout is a symptom many causes share (a dead GPU, a bad link, a straggler, a program
+whose ranks disagree), so findings here are deliberately less confident than a check that sees
+the cause itself; the diagnostician prefers the specific cause when one is present.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from tools.checks.base import CheckConfig, job_culprits, log_evidence
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Finding
+from tools.models.logs import JobLogEvent
+
+__all__ = ["NcclConfig", "check_nccl_collective_failure"]
+
+
+class NcclConfig(CheckConfig):
+    """Confidence given to NCCL-only evidence."""
+
+    network_confidence: float = 0.5
+    desync_confidence: float = 0.55
+
+
+def _numel(ev: JobLogEvent) -> int | None:
+    raw = ev.fields.get("numel") or ev.fields.get("numel_in")
+    try:
+        return int(raw) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding]:
+    """Per job with NCCL failures: interconnect_fault (remote/network errors, or timeouts seen by
+    several ranks) or user_code_error (one rank alone stuck in a 1-element collective: a barrier
+    that the other ranks never entered — ranks out of step in the program, not the network).
+
+    Sources: job-log events nccl_timeout / nccl_remote_error / nccl_error.
+    """
+    by_job: dict[str, list[JobLogEvent]] = defaultdict(list)
+    for ev in facts.job_log_events:
+        if ev.kind in ("nccl_timeout", "nccl_remote_error", "nccl_error") and ev.job:
+            by_job[ev.job].append(ev)
+    findings: list[Finding] = []
+    for job, events in by_job.items():
+        timeouts = [e for e in events if e.kind == "nccl_timeout"]
+        remote = [e for e in events if e.kind != "nccl_timeout"]
+        ranks = {e.rank for e in timeouts if e.rank is not None}
+        barrier_only = bool(timeouts) and all(_numel(e) == 1 for e in timeouts)
+        peers = sorted({e.fields[k] for e in remote for k in ("peer_host", "host") if e.fields.get(k)})
+        evidence = [log_evidence(e) for e in (remote + timeouts)[:5]]
+        if not remote and barrier_only and len(ranks) <= 1:
+            findings.append(
+                Finding(
+                    check="nccl_collective_failure",
+                    root_cause="user_code_error",
+                    message=(
+                        f"job {job}: only rank {next(iter(ranks), '?')} timed out in a 1-element collective "
+                        "(a barrier) with no network error: ranks issued collectives in different order"
+                    ),
+                    culprits=job_culprits([job]),
+                    evidence=evidence,
+                    confidence=cfg.desync_confidence,
+                    suggested_actions=[ActionSpec(type="notify_owner", job=job, reason="collective desync in job code")],
+                )
+            )
+            continue
+        culprits = [f"node:{p}" for p in peers if facts.node(p) is not None] + job_culprits([job])
+        findings.append(
+            Finding(
+                check="nccl_collective_failure",
+                root_cause="interconnect_fault",
+                message=f"job {job}: {len(timeouts)} NCCL timeout(s) and {len(remote)} NCCL network error(s)",
+                culprits=culprits,
+                evidence=evidence,
+                confidence=cfg.network_confidence + (0.1 if peers else 0.0),
+                suggested_actions=[],
+            )
+        )
+    return findings

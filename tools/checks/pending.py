@@ -1,0 +1,83 @@
+"""check_job_pending_blocked: pending jobs that will not start soon, and why."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from tools.checks.base import CheckConfig
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.slurm import SlurmJob
+
+__all__ = ["PendingConfig", "check_job_pending_blocked", "BLOCKING", "QUEUE_ORDER"]
+
+QUEUE_ORDER = ("Priority", "Resources", "None", "BeginTime", "Dependency")
+"""Reasons that mean "waiting its turn": normal until the wait is long."""
+BLOCKING = (
+    "ReqNodeNotAvail", "Reservation", "QOS", "Assoc", "PartitionTimeLimit", "PartitionNodeLimit",
+    "PartitionDown", "PartitionInactive", "NodeDown", "BadConstraints", "DependencyNeverSatisfied",
+    "InvalidQOS", "InvalidAccount", "MaxGRES", "MaxCpu", "MaxNode", "MaxJobs", "MaxSubmit", "GrpTRES",
+    "JobHeldAdmin", "JobHeldUser", "launch failed",
+)
+"""Reason prefixes/fragments that block a job until something changes (squeue %r)."""
+
+
+class PendingConfig(CheckConfig):
+    """How long a wait is too long."""
+
+    blocked_after_min: int = 10
+    """A blocking reason is reported after this many minutes pending."""
+    queue_wait_after_h: float = 6.0
+    """A Priority/Resources wait is reported only after this many hours."""
+
+
+def _blocking(reason: str) -> bool:
+    return any(b.lower() in reason.lower() for b in BLOCKING)
+
+
+def _actions(job: SlurmJob, reason: str) -> list[ActionSpec]:
+    low = reason.lower()
+    if "reserv" in low or "maint" in low or "timelimit" in low.replace(" ", ""):
+        return [ActionSpec(type="update_job", job=job.job_id,
+                           reason="shorten the time limit so the job ends before the reservation starts")]
+    if "nodenotavail" in low.replace(" ", "") or "partitionnodelimit" in low.replace(" ", "") or "nodelimit" in low:
+        return [ActionSpec(type="update_job", job=job.job_id, reason="ask for nodes that exist and are up")]
+    return [ActionSpec(type="notify_owner", job=job.job_id, reason=f"job blocked: {reason}")]
+
+
+def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]:
+    """scheduler_wait per pending job that is blocked (reservation, QOS/association limit, nodes not
+    available, partition limits) or has waited on Priority/Resources past ``queue_wait_after_h``.
+
+    Sources: squeue / scontrol show job (state, reason, submit time, time limit, node count).
+    """
+    findings: list[Finding] = []
+    for job in facts.jobs:
+        if (job.state or "") != "PENDING" or not job.reason:
+            continue
+        waited = facts.captured_at - job.submit_time if job.submit_time else None
+        reason = job.reason
+        blocked = _blocking(reason)
+        if blocked:
+            if waited is not None and waited < timedelta(minutes=cfg.blocked_after_min):
+                continue
+            confidence = 0.85
+        elif reason.split(",")[0].strip() in QUEUE_ORDER:
+            if waited is None or waited < timedelta(hours=cfg.queue_wait_after_h):
+                continue
+            confidence = 0.6
+        else:
+            continue
+        wait_txt = f"{waited.total_seconds() / 3600:.1f} h" if waited is not None else "unknown time"
+        limit = f", TimeLimit={job.time_limit_s // 60} min" if job.time_limit_s else ""
+        findings.append(Finding(
+            check="job_pending_blocked", root_cause="scheduler_wait",
+            message=f"job {job.job_id} pending {wait_txt} with reason ({reason})"
+            + (" — blocked until something changes" if blocked else f" (threshold {cfg.queue_wait_after_h} h)"),
+            culprits=[f"job:{job.job_id}"],
+            evidence=[Evidence(text=f"job {job.job_id} State=PENDING Reason={reason} NumNodes={job.num_nodes}{limit}",
+                               metric="squeue")],
+            confidence=confidence,
+            suggested_actions=_actions(job, reason),
+        ))
+    return findings

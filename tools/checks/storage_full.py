@@ -1,0 +1,48 @@
+"""check_storage_full: a full OST or MDT (blocks or inodes), and jobs failing with ENOSPC."""
+
+from __future__ import annotations
+
+from tools.checks.base import CheckConfig, job_culprits, log_evidence
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Evidence, Finding
+
+__all__ = ["StorageFullConfig", "check_storage_full"]
+
+
+class StorageFullConfig(CheckConfig):
+    """Thresholds for fullness."""
+
+    full_pct: float = 95.0
+
+
+def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
+    """storage_full per file system with a target at or over ``full_pct`` (blocks from `lfs df`,
+    inodes from `lfs df -i`), corroborated by ENOSPC / quota / failed-write lines in job logs.
+
+    A job log ENOSPC with no `lfs df` view still yields a finding (lower confidence): quota or a
+    full volume that was not recorded.
+    """
+    full = [r for r in facts.lfs_df if r.use_pct >= cfg.full_pct]
+    enospc = [e for e in facts.job_log_events if e.kind in ("enospc", "checkpoint_write_failure")]
+    if not full and not [e for e in enospc if e.kind == "enospc"]:
+        return []
+    jobs = [e.job for e in enospc if e.job]
+    evidence = [
+        Evidence(
+            text=f"{r.uuid} {'inodes' if r.inodes else 'space'} {r.use_pct:.0f}% used ({r.used:,} of {r.total:,}"
+            f"{'' if r.inodes else ' KiB'}) on {r.mount}",
+            metric="lfs df -i" if r.inodes else "lfs df", value=r.use_pct, unit="%")
+        for r in full[:4]
+    ] + [log_evidence(e) for e in enospc[:3]]
+    fss = sorted({r.fs or r.uuid.split("-")[0] for r in full})
+    culprits = [f"fs:{fs}" for fs in fss] + job_culprits(jobs)
+    what = ", ".join(f"{r.uuid} {r.use_pct:.0f}%{' inodes' if r.inodes else ''}" for r in full[:4])
+    return [Finding(
+        check="storage_full", root_cause="storage_full",
+        message=(f"full targets: {what} (threshold {cfg.full_pct:.0f}%)" if full else "jobs hit ENOSPC")
+        + (f"; {len(enospc)} write failure(s) in job logs" if enospc else ""),
+        culprits=culprits, evidence=evidence,
+        confidence=0.9 if full and enospc else (0.8 if full else 0.6),
+        suggested_actions=[ActionSpec(type="notify_owner", job=j, reason="writes fail: file system full")
+                           for j in dict.fromkeys(jobs)],
+    )]

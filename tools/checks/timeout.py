@@ -1,0 +1,46 @@
+"""check_job_timeout_without_checkpoint: a job hit its time limit having saved nothing to resume from."""
+
+from __future__ import annotations
+
+from tools.checks.base import CheckConfig, log_evidence
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Evidence, Finding
+
+__all__ = ["TimeoutConfig", "check_job_timeout_without_checkpoint"]
+
+
+class TimeoutConfig(CheckConfig):
+    """Minimum run time that makes the loss worth reporting."""
+
+    min_elapsed_min: int = 30
+
+
+def check_job_timeout_without_checkpoint(facts: Facts, cfg: TimeoutConfig) -> list[Finding]:
+    """timeout_without_checkpoint per job that ended TIMEOUT (sacct) or was cancelled "DUE TO TIME
+    LIMIT" (job log), with no checkpoint saved in its log.
+
+    Sources: sacct job state and elapsed; job-log slurm_message and checkpoint_saved events.
+    """
+    timed_out: dict[str, list[Evidence]] = {}
+    for r in facts.acct:
+        if not r.is_step and (r.state or "").startswith("TIMEOUT"):
+            if r.elapsed_s is not None and r.elapsed_s < cfg.min_elapsed_min * 60:
+                continue
+            timed_out.setdefault(r.job_id, []).append(Evidence(
+                text=f"sacct: job {r.job_id} State=TIMEOUT Elapsed={(r.elapsed_s or 0) // 60} min "
+                     f"Timelimit={(r.time_limit_s or 0) // 60} min", metric="sacct"))
+    for e in facts.job_log_events:
+        if e.kind == "slurm_message" and e.job and "time limit" in e.message.lower():
+            timed_out.setdefault(e.job, []).append(log_evidence(e))
+    findings: list[Finding] = []
+    for job, evidence in timed_out.items():
+        if any(e.kind == "checkpoint_saved" and e.job == job for e in facts.job_log_events):
+            continue
+        findings.append(Finding(
+            check="job_timeout_without_checkpoint", root_cause="timeout_without_checkpoint",
+            message=f"job {job} reached its time limit with no checkpoint saved: all its work is lost",
+            culprits=[f"job:{job}"], evidence=evidence[:3], confidence=0.8,
+            suggested_actions=[ActionSpec(type="notify_owner", job=job,
+                                          reason="time limit reached without a checkpoint; add checkpointing or a longer limit")],
+        ))
+    return findings
