@@ -1,0 +1,122 @@
+"""Single-command job actions: hold_job, release_job, requeue_job, cancel_job, update_job."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from tools.actions.base import Action, CommandRunner, VerifyResult
+from tools.actions.slurm_state import read_job
+from tools.models.ids import ActionType
+
+__all__ = ["HoldJob", "ReleaseJob", "RequeueJob", "CancelJob", "UpdateJob"]
+
+
+class HoldJob(Action):
+    """`scontrol hold <job>`: keep a pending job from starting (reversible with release_job)."""
+
+    action_type: ClassVar[ActionType] = "hold_job"
+    job: str
+
+    def _commands(self) -> list[list[str]]:
+        return [["scontrol", "hold", self.job]]
+
+    def describe(self) -> str:
+        return f"hold pending job {self.job}"
+
+    def verify(self, runner: CommandRunner) -> VerifyResult:
+        """The job is pending with a held reason (priority 0)."""
+        j = read_job(runner, self.job)
+        ok = j is not None and j.state == "PENDING" and "held" in (j.reason or "").lower()
+        return VerifyResult(ok=ok, observed=f"JobState={j.state if j else 'gone'} Reason={j.reason if j else ''}")
+
+
+class ReleaseJob(Action):
+    """`scontrol release <job>`: let a held job be scheduled again."""
+
+    action_type: ClassVar[ActionType] = "release_job"
+    job: str
+
+    def _commands(self) -> list[list[str]]:
+        return [["scontrol", "release", self.job]]
+
+    def describe(self) -> str:
+        return f"release held job {self.job}"
+
+    def verify(self, runner: CommandRunner) -> VerifyResult:
+        """The job is no longer held."""
+        j = read_job(runner, self.job)
+        ok = j is not None and "held" not in (j.reason or "").lower()
+        return VerifyResult(ok=ok, observed=f"JobState={j.state if j else 'gone'} Reason={j.reason if j else ''}")
+
+
+class RequeueJob(Action):
+    """`scontrol requeue <job>`: put a running or failed batch job back in the queue (work since its
+    last checkpoint is lost)."""
+
+    action_type: ClassVar[ActionType] = "requeue_job"
+    job: str
+
+    def _commands(self) -> list[list[str]]:
+        return [["scontrol", "requeue", self.job]]
+
+    def describe(self) -> str:
+        return f"requeue job {self.job}"
+
+    def verify(self, runner: CommandRunner) -> VerifyResult:
+        """The job is pending again (or already restarted)."""
+        j = read_job(runner, self.job)
+        ok = j is not None and j.state in ("PENDING", "REQUEUED", "RUNNING", "CONFIGURING")
+        return VerifyResult(ok=ok, observed=f"JobState={j.state if j else 'gone'}")
+
+
+class CancelJob(Action):
+    """`scancel <job>`: end a job for good."""
+
+    action_type: ClassVar[ActionType] = "cancel_job"
+    job: str
+
+    def _commands(self) -> list[list[str]]:
+        return [["scancel", self.job]]
+
+    def describe(self) -> str:
+        return f"cancel job {self.job}"
+
+    def verify(self, runner: CommandRunner) -> VerifyResult:
+        """The job is gone or in CANCELLED."""
+        j = read_job(runner, self.job)
+        ok = j is None or (j.state or "").startswith("CANCELLED")
+        return VerifyResult(ok=ok, observed=f"JobState={j.state if j else 'gone'}")
+
+
+class UpdateJob(Action):
+    """`scontrol update JobId=<job> [TimeLimit=<min>] [NumNodes=<n>]` on a pending job."""
+
+    action_type: ClassVar[ActionType] = "update_job"
+    job: str
+    time_limit_min: int | None = Field(default=None, ge=1)
+    num_nodes: int | None = Field(default=None, ge=1)
+
+    def _commands(self) -> list[list[str]]:
+        argv = ["scontrol", "update", f"JobId={self.job}"]
+        if self.time_limit_min is not None:
+            argv.append(f"TimeLimit={self.time_limit_min}")
+        if self.num_nodes is not None:
+            argv.append(f"NumNodes={self.num_nodes}")
+        return [argv] if len(argv) > 3 else []
+
+    def describe(self) -> str:
+        parts = [f"TimeLimit={self.time_limit_min} min" if self.time_limit_min else "",
+                 f"NumNodes={self.num_nodes}" if self.num_nodes else ""]
+        what = ", ".join(p for p in parts if p) or "parameters to be chosen by the owner"
+        return f"update pending job {self.job}: {what}"
+
+    def verify(self, runner: CommandRunner) -> VerifyResult:
+        """The job shows the new limit / node count."""
+        j = read_job(runner, self.job)
+        if j is None:
+            return VerifyResult(ok=False, observed="job gone")
+        ok = (self.time_limit_min is None or j.time_limit_s == self.time_limit_min * 60) and (
+            self.num_nodes is None or j.num_nodes == self.num_nodes)
+        return VerifyResult(ok=ok, observed=f"TimeLimit={j.time_limit_s}s NumNodes={j.num_nodes}")

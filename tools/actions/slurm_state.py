@@ -1,0 +1,39 @@
+"""Reading a node's or job's state back after an action (for verify)."""
+
+from __future__ import annotations
+
+from tools.actions.base import CommandRunner
+from tools.errors import ActionError, CommandError
+from tools.models.slurm import SlurmJob, SlurmNode
+from tools.parsers.slurm.scontrol_job_text import parse_scontrol_job_text
+from tools.parsers.slurm.scontrol_node_text import parse_scontrol_node_text
+
+__all__ = ["read_node", "read_job"]
+
+
+def read_node(runner: CommandRunner, node: str) -> SlurmNode:
+    """`scontrol show node NODE`, parsed.
+
+    Raises:
+        ActionError: the command failed or printed no such node.
+    """
+    argv = ["scontrol", "show", "node", node]
+    try:
+        text = runner.run(argv).decode("utf-8", "replace")
+    except CommandError as e:
+        raise ActionError(f"cannot read node {node}: {e}") from None
+    nodes = [n for n in parse_scontrol_node_text(text, path=" ".join(argv)) if n.name == node]
+    if not nodes:
+        raise ActionError(f"scontrol show node {node}: no such node")
+    return nodes[0]
+
+
+def read_job(runner: CommandRunner, job: str) -> SlurmJob | None:
+    """`scontrol show job JOB`, parsed; None when Slurm no longer knows the job."""
+    argv = ["scontrol", "show", "job", job]
+    try:
+        text = runner.run(argv).decode("utf-8", "replace")
+    except CommandError:
+        return None
+    jobs = [j for j in parse_scontrol_job_text(text, path=" ".join(argv)) if j.job_id == job]
+    return jobs[0] if jobs else None
