@@ -1,0 +1,260 @@
+"""Typed, validated gateway configuration, loaded from TOML or YAML.
+
+Example (TOML)::
+
+    [[providers]]
+    name = "local-vllm"
+    kind = "openai_compat"
+    openai_base_url = "http://127.0.0.1:8000/v1"
+    openai_model = "Qwen/Qwen2.5-7B-Instruct"
+    openai_timeout_s = 30
+
+    [[providers]]
+    name = "builtin"
+    kind = "builtin"
+
+    [routes]
+    "warden-default" = ["local-vllm", "builtin"]
+
+    [prices."Qwen/Qwen2.5-7B-Instruct"]
+    input_usd_per_mtok = 0.2
+    output_usd_per_mtok = 0.6
+
+    [[keys]]
+    name = "alice"
+    team = "ml"
+    key_sha256 = "…"           # gateway.budgets.hash_key("sk-warden-…")
+    rpm = 60
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+
+from gateway.errors import ConfigError
+
+__all__ = [
+    "BUILTIN_MODEL",
+    "BuiltinProviderConfig",
+    "OpenAICompatProviderConfig",
+    "ProviderConfig",
+    "RetryConfig",
+    "CooldownConfig",
+    "CacheConfig",
+    "Price",
+    "LimitsConfig",
+    "VirtualKey",
+    "TeamConfig",
+    "RedactionPattern",
+    "RedactionConfig",
+    "GatewayConfig",
+    "default_config",
+    "load_config",
+]
+
+BUILTIN_MODEL = "warden-builtin"
+"""Alias served by the built-in offline diagnostician in the default config."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BuiltinProviderConfig(_Strict):
+    """The built-in deterministic diagnostician (offline, never redacted)."""
+
+    name: str = "builtin"
+    kind: Literal["builtin"] = "builtin"
+
+
+class OpenAICompatProviderConfig(_Strict):
+    """Any OpenAI-compatible server: the OpenAI API, vLLM, llama.cpp server, Ollama."""
+
+    name: str
+    kind: Literal["openai_compat"] = "openai_compat"
+    openai_base_url: str
+    """Base URL including ``/v1``, e.g. ``http://127.0.0.1:8000/v1``."""
+    openai_model: str | None = None
+    """Upstream model name; None sends the requested alias unchanged."""
+    openai_api_key: SecretStr | None = None
+    openai_api_key_env: str | None = None
+    """Environment variable holding the API key (read when the provider starts)."""
+    openai_timeout_s: float = Field(60.0, gt=0)
+    """Read timeout for one upstream attempt (s)."""
+    openai_connect_timeout_s: float = Field(5.0, gt=0)
+    openai_max_connections: int = Field(256, ge=1)
+    openai_extra_headers: dict[str, str] = Field(default_factory=dict)
+
+
+ProviderConfig = Annotated[BuiltinProviderConfig | OpenAICompatProviderConfig, Field(discriminator="kind")]
+
+
+class RetryConfig(_Strict):
+    """Retries of one provider before falling back to the next."""
+
+    attempts_per_provider: int = Field(2, ge=1, le=10)
+    backoff_initial_s: float = Field(0.05, ge=0)
+    backoff_max_s: float = Field(2.0, ge=0)
+
+
+class CooldownConfig(_Strict):
+    """Skip a provider after ``failures`` failed attempts within ``window_s`` for ``cooldown_s``."""
+
+    failures: int = Field(3, ge=1)
+    window_s: float = Field(60.0, gt=0)
+    cooldown_s: float = Field(30.0, ge=0)
+
+
+class CacheConfig(_Strict):
+    """Exact-match response cache."""
+
+    enabled: bool = True
+    ttl_s: float = Field(3600.0, gt=0)
+    cache_nondeterministic: bool = False
+    """Also cache requests whose temperature is unset or > 0 (normally only temperature 0 is)."""
+    memory_entries: int = Field(4096, ge=0)
+    """Size of the in-memory front of the SQLite cache."""
+
+
+class Price(_Strict):
+    """Price of an upstream model, USD per million tokens."""
+
+    input_usd_per_mtok: float = Field(0.0, ge=0)
+    output_usd_per_mtok: float = Field(0.0, ge=0)
+
+
+class LimitsConfig(_Strict):
+    """Budgets and rate limits. None means unlimited. Budgets reset at 00:00 UTC."""
+
+    rpm: int | None = Field(None, ge=0)
+    """Requests per rolling minute."""
+    tpm: int | None = Field(None, ge=0)
+    """Tokens (prompt + completion) per rolling minute."""
+    tokens_per_day: int | None = Field(None, ge=0)
+    cost_per_day_usd: float | None = Field(None, ge=0)
+
+
+class VirtualKey(LimitsConfig):
+    """A virtual key, stored only as its SHA-256 hex digest."""
+
+    name: str
+    team: str | None = None
+    key_sha256: str
+
+    @field_validator("key_sha256")
+    @classmethod
+    def _hex(cls, v: str) -> str:
+        if not re.fullmatch(r"[0-9a-f]{64}", v):
+            raise ValueError("key_sha256 must be 64 lowercase hex digits (use gateway.budgets.hash_key)")
+        return v
+
+
+class TeamConfig(LimitsConfig):
+    """Budgets and rate limits shared by every key of a team."""
+
+    name: str
+
+
+class RedactionPattern(_Strict):
+    """An extra pattern to redact; matches become ``[REDACTED:<name>]``."""
+
+    name: str
+    pattern: str
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, v: str) -> str:
+        try:
+            re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression: {exc}") from exc
+        return v
+
+
+class RedactionConfig(_Strict):
+    """Redaction of outgoing text for every provider except the built-in one."""
+
+    enabled: bool = True
+    extra_patterns: list[RedactionPattern] = Field(default_factory=list)
+
+
+class GatewayConfig(_Strict):
+    """The whole gateway configuration.
+
+    Raises (via load_config / validation):
+        ConfigError: when a route names an unknown provider, names clash, or a key's team is unknown.
+    """
+
+    providers: list[ProviderConfig] = Field(default_factory=lambda: [BuiltinProviderConfig()])
+    routes: dict[str, list[str]] = Field(default_factory=lambda: {BUILTIN_MODEL: ["builtin"]})
+    """Model alias -> ordered provider names (first is tried first)."""
+    retry: RetryConfig = Field(default_factory=RetryConfig)
+    cooldown: CooldownConfig = Field(default_factory=CooldownConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    prices: dict[str, Price] = Field(default_factory=dict)
+    """Upstream model name -> price; unknown models cost 0."""
+    keys: list[VirtualKey] = Field(default_factory=list)
+    """Virtual keys; when empty, the gateway is open (in-process use) and callers are 'anonymous'."""
+    teams: list[TeamConfig] = Field(default_factory=list)
+    run_cost_cap_usd: float | None = Field(None, ge=0)
+    """Cap on cost per ``X-Warden-Run-Id``; None is unlimited."""
+    run_token_cap: int | None = Field(None, ge=0)
+    """Cap on tokens per ``X-Warden-Run-Id``; None is unlimited."""
+    redaction: RedactionConfig = Field(default_factory=RedactionConfig)
+    ledger_flush_interval_s: float = Field(0.2, gt=0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GatewayConfig:
+        names = [p.name for p in self.providers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate provider names: {names}")
+        for alias, chain in self.routes.items():
+            if not chain:
+                raise ValueError(f"route {alias!r} has no providers")
+            unknown = [n for n in chain if n not in names]
+            if unknown:
+                raise ValueError(f"route {alias!r} names unknown providers {unknown}")
+        teams = {t.name for t in self.teams}
+        for key in self.keys:
+            if key.team is not None and self.teams and key.team not in teams:
+                raise ValueError(f"key {key.name!r} names unknown team {key.team!r}")
+        if len({k.key_sha256 for k in self.keys}) != len(self.keys):
+            raise ValueError("two virtual keys share a hash")
+        return self
+
+
+def default_config() -> GatewayConfig:
+    """The offline default: alias ``warden-builtin`` served by the built-in diagnostician."""
+    return GatewayConfig()
+
+
+def load_config(path: str | Path) -> GatewayConfig:
+    """Load a gateway config from a ``.toml``, ``.yaml`` or ``.yml`` file.
+
+    Raises:
+        ConfigError: naming the file when it is unreadable, not TOML/YAML, or invalid.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: cannot read gateway config: {exc}") from exc
+    try:
+        if p.suffix == ".toml":
+            data = tomllib.loads(text)
+        elif p.suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text) or {}
+        else:
+            raise ConfigError(f"{p}: gateway config must be .toml, .yaml or .yml")
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{p}: cannot parse gateway config: {exc}") from exc
+    try:
+        return GatewayConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{p}: invalid gateway config: {exc}") from exc
