@@ -1,1 +1,23 @@
-__all__: list[str] = []
+"""Typed read tools: small summaries of the evidence, whatever the cluster size."""
+
+from tools.read.context import ReadContext
+from tools.read.findings import get_findings
+from tools.read.gpu import get_gpu_metrics
+from tools.read.logs import get_job_log_events, get_kernel_events
+from tools.read.lustre import get_lustre_stats
+from tools.read.overview import get_cluster_overview
+from tools.read.slurm import get_accounting, get_jobs, get_nodes, get_pending_jobs
+
+__all__ = [
+    "ReadContext",
+    "get_cluster_overview",
+    "get_findings",
+    "get_gpu_metrics",
+    "get_job_log_events",
+    "get_kernel_events",
+    "get_lustre_stats",
+    "get_jobs",
+    "get_nodes",
+    "get_pending_jobs",
+    "get_accounting",
+]

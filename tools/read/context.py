@@ -1,0 +1,65 @@
+"""ReadContext: what every read tool receives — a source of artifacts and the facts parsed once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from pathlib import Path
+
+from tools.facts import Facts, build_facts
+from tools.sources.base import RawArtifact
+from tools.sources.snapshot import SnapshotSource
+
+__all__ = ["ReadContext", "ProgressFn"]
+
+ProgressFn = Callable[[str], None]
+"""Called with a short description each time an artifact is fetched/parsed (for CLI progress)."""
+
+
+class ReadContext:
+    """Lazily collects and parses evidence once; every read tool and check shares the result.
+
+    Args:
+        collect: yields raw artifacts (from a snapshot, or fetched live).
+        captured_at: "now" for time computations (a snapshot's capture time during replay).
+        cluster: cluster name, if known.
+        on_progress: optional progress callback.
+    """
+
+    def __init__(self, collect: Callable[[], Iterable[RawArtifact]], *, captured_at: datetime | None = None,
+                 cluster: str | None = None, on_progress: ProgressFn | None = None) -> None:
+        self._collect = collect
+        self._captured_at = captured_at
+        self._cluster = cluster
+        self._facts: Facts | None = None
+        self.on_progress = on_progress
+
+    @classmethod
+    def from_snapshot(cls, root: Path, *, on_progress: ProgressFn | None = None) -> ReadContext:
+        """Replay a snapshot directory (DESIGN.md snapshot format).
+
+        Raises:
+            SnapshotError: the manifest is invalid or lists absent files.
+        """
+        src = SnapshotSource(root)
+
+        def collect() -> Iterable[RawArtifact]:
+            for entry in src.entries():
+                if ctx.on_progress:
+                    ctx.on_progress(f"reading {entry.path} ({entry.format})")
+                yield src.read(entry)
+
+        ctx = cls(collect, captured_at=src.manifest.captured_at, cluster=src.manifest.cluster.name,
+                  on_progress=on_progress)
+        return ctx
+
+    @property
+    def facts(self) -> Facts:
+        """The parsed facts; collected and parsed on first use.
+
+        Raises:
+            ParseError / UnknownFormatError / SourceError: from the first artifact that fails.
+        """
+        if self._facts is None:
+            self._facts = build_facts(self._collect(), captured_at=self._captured_at, cluster=self._cluster)
+        return self._facts

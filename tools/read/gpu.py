@@ -1,0 +1,75 @@
+"""Read tool over GPU metrics: one line per node, outliers first."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from statistics import mean
+
+from pydantic import BaseModel
+
+from tools.read.context import ReadContext
+
+__all__ = ["NodeGpuBrief", "GpuSummary", "get_gpu_metrics"]
+
+_FIELDS = {
+    "DCGM_FI_DEV_GPU_UTIL": "util_pct",
+    "DCGM_FI_DEV_SM_CLOCK": "sm_clock_mhz",
+    "DCGM_FI_DEV_GPU_TEMP": "temp_c",
+    "DCGM_FI_DEV_POWER_USAGE": "power_w",
+    "DCGM_FI_DEV_FB_USED": "fb_used_mib",
+}
+
+
+class NodeGpuBrief(BaseModel):
+    """Means over a node's GPUs (DCGM units); xid is the largest non-zero DCGM_FI_DEV_XID_ERRORS."""
+
+    node: str
+    gpus: int
+    util_pct: float | None = None
+    sm_clock_mhz: float | None = None
+    temp_c: float | None = None
+    power_w: float | None = None
+    fb_used_mib: float | None = None
+    xid: int | None = None
+    throttle_reasons: int | None = None
+
+
+class GpuSummary(BaseModel):
+    """Per node GPU summary, lowest utilisation first, at most ``limit`` nodes."""
+
+    nodes_total: int
+    nodes: list[NodeGpuBrief]
+    truncated: bool
+
+
+def get_gpu_metrics(ctx: ReadContext, *, node: str | None = None, limit: int = 20) -> GpuSummary:
+    """GPU metrics per node from dcgm-exporter / Prometheus samples (or nvidia-smi when that is what
+    was recorded): utilisation %, SM clock MHz, temperature C, power W, framebuffer MiB, last Xid,
+    clock-event reason bits. ``limit`` is 1–100."""
+    limit = max(1, min(limit, 100))
+    vals: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    gpus: dict[str, set[str]] = defaultdict(set)
+    extra: dict[str, dict[str, int]] = defaultdict(dict)
+    for s in ctx.facts.gpu_samples:
+        if not s.node or (node and s.node != node):
+            continue
+        gpus[s.node].add(s.gpu or "?")
+        if s.name in _FIELDS:
+            vals[s.node][_FIELDS[s.name]].append(s.value)
+        elif s.name == "DCGM_FI_DEV_XID_ERRORS" and s.value > 0:
+            extra[s.node]["xid"] = max(extra[s.node].get("xid", 0), int(s.value))
+        elif s.name in ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"):
+            extra[s.node]["throttle_reasons"] = extra[s.node].get("throttle_reasons", 0) | int(s.value)
+    for g in ctx.facts.gpu_status:
+        if g.node and (not node or g.node == node):
+            gpus[g.node].add(str(g.index))
+            for field in ("utilization_gpu_pct", "temperature_c", "clocks_sm_mhz", "power_draw_w", "memory_used_mib"):
+                v = getattr(g, field)
+                key = {"utilization_gpu_pct": "util_pct", "temperature_c": "temp_c", "clocks_sm_mhz": "sm_clock_mhz",
+                       "power_draw_w": "power_w", "memory_used_mib": "fb_used_mib"}[field]
+                if v is not None:
+                    vals[g.node][key].append(v)
+    briefs = [NodeGpuBrief(node=n, gpus=len(gpus[n]), **{k: round(mean(v), 1) for k, v in vals[n].items()},
+                           **extra.get(n, {})) for n in gpus]
+    briefs.sort(key=lambda b: (b.util_pct if b.util_pct is not None else 999.0, b.node))
+    return GpuSummary(nodes_total=len(briefs), nodes=briefs[:limit], truncated=len(briefs) > limit)

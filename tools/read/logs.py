@@ -1,0 +1,63 @@
+"""Read tools over kernel logs and job logs: events counted, the first few quoted."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pydantic import BaseModel
+
+from tools.read.context import ReadContext
+
+__all__ = ["LogEventBrief", "LogEventsSummary", "get_kernel_events", "get_job_log_events"]
+
+
+class LogEventBrief(BaseModel):
+    """One event: where it is and what it says (text cut at 300 characters)."""
+
+    file: str
+    line: int
+    kind: str
+    node: str | None = None
+    job: str | None = None
+    rank: int | None = None
+    text: str
+
+
+class LogEventsSummary(BaseModel):
+    """Counts by kind and by node/job, and at most ``limit`` events."""
+
+    total: int
+    by_kind: dict[str, int]
+    by_subject: dict[str, int]
+    events: list[LogEventBrief]
+    truncated: bool
+
+
+def _cut(s: str) -> str:
+    return s if len(s) <= 300 else s[:299] + "…"
+
+
+def get_kernel_events(ctx: ReadContext, *, node: str | None = None, kind: str | None = None,
+                      limit: int = 20) -> LogEventsSummary:
+    """Kernel log events (dmesg: NVRM Xid, fallen off the bus, Lustre, OOM killer, IB link) by node
+    and kind; ``limit`` 1–100."""
+    limit = max(1, min(limit, 100))
+    evs = [e for e in ctx.facts.kernel_events if (node is None or e.node == node) and (kind is None or e.kind == kind)]
+    return LogEventsSummary(
+        total=len(evs), by_kind=dict(Counter(e.kind for e in evs)), by_subject=dict(Counter(e.node or "?" for e in evs)),
+        events=[LogEventBrief(file=e.file, line=e.line, kind=e.kind, node=e.node, text=_cut(e.message))
+                for e in evs[:limit]],
+        truncated=len(evs) > limit)
+
+
+def get_job_log_events(ctx: ReadContext, *, job: str | None = None, kind: str | None = None,
+                       limit: int = 20) -> LogEventsSummary:
+    """Job log events (NCCL, CUDA OOM, tracebacks, checkpoint save/load, NaN loss, Slurm messages)
+    by job and kind; ``limit`` 1–100."""
+    limit = max(1, min(limit, 100))
+    evs = [e for e in ctx.facts.job_log_events if (job is None or e.job == job) and (kind is None or e.kind == kind)]
+    return LogEventsSummary(
+        total=len(evs), by_kind=dict(Counter(e.kind for e in evs)), by_subject=dict(Counter(e.job or "?" for e in evs)),
+        events=[LogEventBrief(file=e.file, line=e.line, kind=e.kind, job=e.job, rank=e.rank, text=_cut(e.message))
+                for e in evs[:limit]],
+        truncated=len(evs) > limit)
