@@ -1,6 +1,7 @@
 """Typed read tools: small summaries of the evidence, whatever the cluster size."""
 
 from tools.read.context import ReadContext
+from tools.read.cost import get_gpu_hours_lost
 from tools.read.findings import get_findings
 from tools.read.gpu import get_gpu_metrics
 from tools.read.logs import get_job_log_events, get_kernel_events
@@ -12,6 +13,7 @@ __all__ = [
     "ReadContext",
     "get_cluster_overview",
     "get_findings",
+    "get_gpu_hours_lost",
     "get_gpu_metrics",
     "get_job_log_events",
     "get_kernel_events",
