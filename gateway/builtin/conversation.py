@@ -1,0 +1,79 @@
+"""Reading an OpenAI chat-completions request: the question, the tools offered, the results so far.
+
+Pure functions over plain dicts (the wire format); nothing of Warden's tools/ is imported, so an
+LLM and the built-in model see exactly the same conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Conversation", "read_conversation", "named_entities"]
+
+
+@dataclass
+class Conversation:
+    """What the built-in model needs from a request."""
+
+    question: str
+    tool_names: list[str]
+    output_tool: str | None
+    """Name of the tool whose arguments are the final answer (has a ``root_cause`` parameter)."""
+    results: dict[str, list[Any]] = field(default_factory=dict)
+    """tool name -> decoded results, in call order."""
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """Every (tool name, arguments) the assistant already asked for."""
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _decode(content: str) -> Any:
+    try:
+        return json.loads(content)
+    except (json.JSONDecodeError, TypeError):
+        return content
+
+
+def read_conversation(request: dict[str, Any]) -> Conversation:
+    """Extract question, tools and tool results from a chat-completions request body."""
+    tools = [t.get("function", {}) for t in request.get("tools") or [] if isinstance(t, dict)]
+    names = [t.get("name", "") for t in tools]
+    output = next((t.get("name") for t in tools
+                   if "root_cause" in (t.get("parameters") or {}).get("properties", {})), None)
+    messages = request.get("messages") or []
+    question = next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
+    conv = Conversation(question=question, tool_names=[n for n in names if n != output], output_tool=output)
+    by_id: dict[str, str] = {}
+    for m in messages:
+        if m.get("role") == "assistant":
+            for tc in m.get("tool_calls") or []:
+                fn = tc.get("function", {})
+                by_id[tc.get("id", "")] = fn.get("name", "")
+                args = _decode(fn.get("arguments") or "{}")
+                conv.calls.append((fn.get("name", ""), args if isinstance(args, dict) else {}))
+        elif m.get("role") == "tool":
+            name = by_id.get(m.get("tool_call_id", ""), "")
+            conv.results.setdefault(name, []).append(_decode(_text(m.get("content"))))
+    return conv
+
+
+_JOB_RE = re.compile(r"\bjob(?:\s*id)?\s*#?\s*(\d+(?:_\d+)?)", re.IGNORECASE)
+_ID_RE = re.compile(r"(?<![\w.:/-])(\d{3,}(?:_\d+)?)(?![\w.:/-])")
+_HOST_RE = re.compile(r"\b([a-z][a-z-]*\d+[a-z0-9-]*)\b", re.IGNORECASE)
+
+
+def named_entities(question: str) -> set[str]:
+    """Job ids and host-like names the question mentions (``4242``, ``gpu017``), lower case."""
+    found = {m.group(1) for m in _JOB_RE.finditer(question)}
+    found |= {m.group(1) for m in _ID_RE.finditer(question)}
+    found |= {m.group(1).lower() for m in _HOST_RE.finditer(question)}
+    return found
