@@ -1,0 +1,109 @@
+"""Parser for dcgm-exporter's ``/metrics`` page (format dcgm-prometheus-text).
+
+Shape (Prometheus text exposition, one sample per GPU and field)::
+
+    # HELP DCGM_FI_DEV_SM_CLOCK SM clock frequency (in MHz).
+    # TYPE DCGM_FI_DEV_SM_CLOCK gauge
+    DCGM_FI_DEV_SM_CLOCK{gpu="0",UUID="GPU-…",device="nvidia0",modelName="NVIDIA A100-SXM4-80GB",Hostname="gpu017",DCGM_FI_DRIVER_VERSION="550.54.15"} 1410
+
+Metric names are DCGM field names; units are DCGM's (MHz, %, C, W, MiB; PROF fields are ratios
+0..1). Recent dcgm-exporter versions add ``container``/``namespace``/``pod`` (Kubernetes) or
+HPC-job labels. Real shapes: NVIDIA/dcgm-exporter README and etc/default-counters.csv (see
+tests/fixtures/dcgm-prometheus-text/SOURCES.md).
+"""
+
+from __future__ import annotations
+
+import re
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from tools.errors import ParseError
+from tools.models.gpu import MetricSample
+
+__all__ = ["parse_dcgm_prometheus_text", "samples_from_exposition", "instance_host", "DCGM_BLANK_MIN"]
+
+_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+
+DCGM_BLANK_MIN = 9223372036854775792.0
+"""DCGM reports "no value / not supported" as int64 sentinels at or above 0x7ffffffffffffff0."""
+
+
+def instance_host(instance: str | None) -> str | None:
+    """Host part of a Prometheus ``instance`` label (``gpu017:9400`` -> ``gpu017``)."""
+    if not instance:
+        return None
+    if instance.startswith("["):  # [ipv6]:port
+        return instance[1:].split("]", 1)[0] or None
+    return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
+
+
+def _bad_line(text: str) -> tuple[int | None, str]:
+    """Find the first sample line prometheus_client rejects (only called after a failure)."""
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            for _ in text_string_to_metric_families(line + "\n"):
+                pass
+        except ValueError:
+            return lineno, line
+    return None, ""
+
+
+def samples_from_exposition(text: str, *, path: str, node: str | None) -> list[MetricSample]:
+    """Parse Prometheus exposition text into MetricSamples (shared with other exposition formats).
+
+    Raises:
+        ParseError: naming path and the first malformed line.
+    """
+    result: list[MetricSample] = []
+    # prometheus_client appends "_total" to counter samples that lack it (DCGM counters such as
+    # DCGM_FI_DEV_ECC_DBE_VOL_TOTAL do); names are reported as the exporter printed them.
+    printed = {_NAME.match(line).group(0) for line in text.splitlines() if _NAME.match(line)}
+    try:
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                value = float(sample.value)
+                if value >= DCGM_BLANK_MIN:
+                    continue
+                labels = dict(sample.labels)
+                ts = sample.timestamp
+                name = sample.name
+                if name not in printed and name.endswith("_total") and name[: -len("_total")] in printed:
+                    name = name[: -len("_total")]
+                result.append(
+                    MetricSample(
+                        name=name,
+                        labels=labels,
+                        value=value,
+                        timestamp_s=float(ts) if ts is not None else None,
+                        node=labels.get("Hostname") or node or instance_host(labels.get("instance")),
+                        gpu=labels.get("gpu"),
+                    )
+                )
+    except ValueError as e:
+        line, content = _bad_line(text)
+        reason = f"invalid exposition line: {content[:120]!r}" if content else f"invalid exposition text: {str(e)[:120]}"
+        raise ParseError(path, line, reason) from None
+    return result
+
+
+def parse_dcgm_prometheus_text(text: str, *, path: str, node: str | None = None) -> list[MetricSample]:
+    """Parse dcgm-exporter ``/metrics`` text (format dcgm-prometheus-text).
+
+    Args:
+        text: the exposition text.
+        path: snapshot-relative path, for errors.
+        node: the manifest's node, used when a sample has no ``Hostname`` label.
+
+    Returns one MetricSample per sample line, in file order; ``node`` is the ``Hostname`` label,
+    else the ``node`` argument, else the host of an ``instance`` label; ``gpu`` is the GPU index
+    label; ``timestamp_s`` is set only when the line carries a timestamp (s). DCGM "blank"
+    sentinel values (not supported / no data) are dropped.
+
+    Raises:
+        ParseError: naming path and line when a line is not valid exposition text (including a
+            file cut off mid-line).
+    """
+    return samples_from_exposition(text, path=path, node=node)
