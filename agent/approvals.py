@@ -1,0 +1,369 @@
+"""Pending approvals and paused runs, kept in SQLite (through sqlite-utils) so that another
+process can approve and resume after a restart.
+
+An approval is bound to one plan: it names the plan's hash, the approver and an expiry, and is
+single-use (DESIGN.md, safety invariant 2). The life of one request::
+
+    request_approval() -> pending --approve()--> approved --consume()--> consumed
+                                  \\--deny()---> denied
+
+Every refusal is a typed :class:`ApprovalError` with a one-line message, raised before anything
+changes in the database:
+
+    ApprovalError (tools.errors.WardenError)
+    ├── ApprovalNotFound       no request with that id (or no saved run with that run id)
+    ├── ApprovalExpired        the request's expiry has passed
+    ├── ApprovalReused         the approval was already consumed
+    ├── ApprovalNotGranted     consume() on a request that is still pending or was denied
+    ├── ApprovalAlreadyDecided approve()/deny() on a request that is no longer pending
+    ├── PlanHashMismatch       the plan hash differs from the one approval was requested for
+    ├── SelfApprovalRefused    the requester approving their own irreversible action
+    └── ApproverNotAllowed     the approver is not in the allowed set (from config)
+
+A paused pydantic-ai run (a ``DeferredToolRequests`` output) is saved with
+:meth:`ApprovalStore.save_run_state`: the message history from ``result.all_messages_json()``
+and the tool calls awaiting approval, each tied to its approval id. A later process loads it
+with :meth:`ApprovalStore.load_run_state`, builds ``DeferredToolResults`` from the approvals'
+outcomes and resumes with ``agent.run(message_history=..., deferred_tool_results=...)``.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic_ai import ModelMessagesTypeAdapter
+from sqlite_utils import Database
+from sqlite_utils.db import NotFoundError
+
+from tools.errors import WardenError
+from tools.models.ids import READ_ONLY_ACTIONS, REVERSIBLE_ACTIONS
+
+__all__ = [
+    "ApprovalStatus",
+    "ApprovalRequest",
+    "PendingToolCall",
+    "RunState",
+    "ApprovalStore",
+    "ApprovalError",
+    "ApprovalNotFound",
+    "ApprovalExpired",
+    "ApprovalReused",
+    "ApprovalNotGranted",
+    "ApprovalAlreadyDecided",
+    "PlanHashMismatch",
+    "SelfApprovalRefused",
+    "ApproverNotAllowed",
+]
+
+ApprovalStatus = Literal["pending", "approved", "denied", "consumed"]
+
+
+class ApprovalError(WardenError):
+    """An approval was refused; ``str(err)`` is one line naming the approval id."""
+
+
+class ApprovalNotFound(ApprovalError):
+    """No approval request (or saved run) has that id."""
+
+
+class ApprovalExpired(ApprovalError):
+    """The approval request expired before it was approved or used."""
+
+
+class ApprovalReused(ApprovalError):
+    """The approval was already consumed; approvals are single-use."""
+
+
+class ApprovalNotGranted(ApprovalError):
+    """The request is still pending or was denied, so there is nothing to consume."""
+
+
+class ApprovalAlreadyDecided(ApprovalError):
+    """The request was already approved, denied or consumed."""
+
+
+class PlanHashMismatch(ApprovalError):
+    """The plan hash differs from the one the approval was requested for: the plan changed."""
+
+
+class SelfApprovalRefused(ApprovalError):
+    """The requester tried to approve their own irreversible action."""
+
+
+class ApproverNotAllowed(ApprovalError):
+    """The approver is not in the configured set of allowed approvers."""
+
+
+class ApprovalRequest(BaseModel):
+    """One approval request as stored (times are UTC)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    plan_hash: str
+    action: str
+    """DESIGN.md action id, e.g. ``drain_node``."""
+    params: dict[str, JsonValue]
+    """The action's parameters, as shown to the approver."""
+    requester: str
+    run_id: str
+    created_at: datetime
+    expires_at: datetime
+    status: ApprovalStatus
+    approver: str | None = None
+    decided_at: datetime | None = None
+    reason: str | None = None
+    """Why it was denied (deny only)."""
+    consumed_at: datetime | None = None
+
+    @property
+    def irreversible(self) -> bool:
+        """True unless the action is a known read-only or reversible one (unknown ids count)."""
+        return self.action not in READ_ONLY_ACTIONS | REVERSIBLE_ACTIONS
+
+
+class PendingToolCall(BaseModel):
+    """A tool call of a paused run that waits on an approval (from ``DeferredToolRequests``)."""
+
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, JsonValue] | str | None = None
+    approval_id: str | None = None
+
+
+class RunState(BaseModel):
+    """A paused run: its message history and the tool calls awaiting approval."""
+
+    run_id: str
+    messages_json: bytes
+    """``result.all_messages_json()``; load with ``ModelMessagesTypeAdapter.validate_json``."""
+    pending_tool_calls: list[PendingToolCall] = Field(default_factory=list)
+    saved_at: datetime
+
+
+def _utc(now: datetime | None) -> datetime:
+    if now is None:
+        return datetime.now(timezone.utc)
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware (UTC)")
+    return now.astimezone(timezone.utc)
+
+
+def _ts(value: datetime) -> str:
+    return value.astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+class ApprovalStore:
+    """Approval requests and paused runs in one SQLite file.
+
+    Args:
+        db_path: SQLite file; created with its tables if missing. Several processes may share it.
+        allowed_approvers: user names who may approve or deny (from config). Empty means nobody
+            can approve: the store fails closed.
+    """
+
+    def __init__(self, db_path: Path | str, allowed_approvers: Iterable[str] = ()) -> None:
+        self._db = Database(db_path)
+        self._db.execute("PRAGMA busy_timeout = 5000")
+        self.allowed_approvers = frozenset(allowed_approvers)
+        self._db["approvals"].create(
+            {
+                "id": str, "plan_hash": str, "action": str, "params": str, "requester": str,
+                "run_id": str, "created_at": str, "expires_at": str, "status": str,
+                "approver": str, "decided_at": str, "reason": str, "consumed_at": str,
+            },
+            pk="id",
+            not_null=["plan_hash", "action", "params", "requester", "run_id", "created_at", "expires_at", "status"],
+            if_not_exists=True,
+        )
+        self._db["run_states"].create(
+            {"run_id": str, "messages_json": str, "pending_tool_calls": str, "saved_at": str},
+            pk="run_id",
+            not_null=["messages_json", "pending_tool_calls", "saved_at"],
+            if_not_exists=True,
+        )
+
+    # ---- approvals ---------------------------------------------------------------------------
+
+    def request_approval(
+        self,
+        plan_hash: str,
+        action: str,
+        params: dict[str, JsonValue],
+        requester: str,
+        run_id: str,
+        ttl_s: float,
+        *,
+        now: datetime | None = None,
+    ) -> ApprovalRequest:
+        """Store a new pending request for one plan and return it (``id`` is new, 12 hex digits).
+
+        Raises:
+            ValueError: an empty plan hash, action or requester, or ``ttl_s`` not positive.
+        """
+        if not plan_hash or not action or not requester or ttl_s <= 0:
+            raise ValueError("plan_hash, action and requester are required and ttl_s must be > 0")
+        created = _utc(now)
+        request = ApprovalRequest(
+            id=secrets.token_hex(6), plan_hash=plan_hash, action=action, params=params,
+            requester=requester, run_id=run_id, created_at=created,
+            expires_at=created + timedelta(seconds=ttl_s), status="pending",
+        )
+        row = request.model_dump(mode="json")
+        row["params"] = json.dumps(params, sort_keys=True, separators=(",", ":"))
+        row["created_at"], row["expires_at"] = _ts(request.created_at), _ts(request.expires_at)
+        self._db["approvals"].insert(row)
+        return request
+
+    def get(self, approval_id: str) -> ApprovalRequest:
+        """Return one request by id.
+
+        Raises:
+            ApprovalNotFound: no request has that id.
+        """
+        try:
+            row = self._db["approvals"].get(approval_id)
+        except NotFoundError as exc:
+            raise ApprovalNotFound(f"approval {approval_id}: no such approval request") from exc
+        row["params"] = json.loads(row["params"])
+        return ApprovalRequest.model_validate(row)
+
+    def list_pending(self, *, now: datetime | None = None) -> list[ApprovalRequest]:
+        """Pending requests that have not expired, oldest first."""
+        moment = _utc(now)
+        rows = self._db["approvals"].rows_where("status = ?", ["pending"], order_by="created_at")
+        pending = [self.get(row["id"]) for row in rows]
+        return [r for r in pending if r.expires_at > moment]
+
+    def _check_approver(self, request: ApprovalRequest, approver: str) -> None:
+        if approver not in self.allowed_approvers:
+            raise ApproverNotAllowed(f"approval {request.id}: {approver!r} is not an allowed approver")
+        if request.irreversible and approver == request.requester:
+            raise SelfApprovalRefused(
+                f"approval {request.id}: {approver!r} requested this irreversible {request.action} and cannot approve it"
+            )
+
+    def _decide(self, request: ApprovalRequest, status: ApprovalStatus, approver: str, moment: datetime, reason: str | None) -> ApprovalRequest:
+        cursor = self._db.execute(
+            "UPDATE approvals SET status = ?, approver = ?, decided_at = ?, reason = ? WHERE id = ? AND status = 'pending'",
+            [status, approver, _ts(moment), reason, request.id],
+        )
+        if cursor.rowcount != 1:
+            raise ApprovalAlreadyDecided(f"approval {request.id}: already decided by another approver")
+        return self.get(request.id)
+
+    def approve(self, approval_id: str, approver: str, plan_hash: str, now: datetime | None = None) -> ApprovalRequest:
+        """Approve a pending request for exactly the plan hash the approver was shown.
+
+        Raises:
+            ApprovalNotFound, ApprovalExpired, ApprovalAlreadyDecided, PlanHashMismatch,
+            ApproverNotAllowed, SelfApprovalRefused (irreversible actions only).
+        """
+        moment = _utc(now)
+        request = self.get(approval_id)
+        if request.status != "pending":
+            raise ApprovalAlreadyDecided(f"approval {approval_id}: already {request.status}")
+        if moment >= request.expires_at:
+            raise ApprovalExpired(f"approval {approval_id}: expired at {_ts(request.expires_at)}")
+        if plan_hash != request.plan_hash:
+            raise PlanHashMismatch(
+                f"approval {approval_id}: plan hash {plan_hash[:16]} does not match the requested plan {request.plan_hash[:16]}"
+            )
+        self._check_approver(request, approver)
+        return self._decide(request, "approved", approver, moment, None)
+
+    def deny(self, approval_id: str, approver: str, reason: str, now: datetime | None = None) -> ApprovalRequest:
+        """Deny a pending request; an allowed approver or the requester (withdrawing it) may deny.
+
+        Raises:
+            ApprovalNotFound, ApprovalAlreadyDecided, ApproverNotAllowed.
+        """
+        moment = _utc(now)
+        request = self.get(approval_id)
+        if request.status != "pending":
+            raise ApprovalAlreadyDecided(f"approval {approval_id}: already {request.status}")
+        if approver not in self.allowed_approvers and approver != request.requester:
+            raise ApproverNotAllowed(f"approval {approval_id}: {approver!r} may not deny it")
+        return self._decide(request, "denied", approver, moment, reason)
+
+    def consume(self, approval_id: str, plan_hash: str, now: datetime | None = None) -> ApprovalRequest:
+        """Use an approval once, for the plan about to run; a second call raises ApprovalReused.
+
+        The approver is checked again (an allowed set that shrank, or a row edited in the
+        database, does not slip through). The update is atomic, so two processes racing to
+        consume the same approval cannot both succeed.
+
+        Raises:
+            ApprovalNotFound, ApprovalReused, ApprovalNotGranted, ApprovalExpired,
+            PlanHashMismatch, ApproverNotAllowed, SelfApprovalRefused.
+        """
+        moment = _utc(now)
+        request = self.get(approval_id)
+        if request.status == "consumed":
+            raise ApprovalReused(f"approval {approval_id}: already used at {_ts(request.consumed_at or moment)}")
+        if request.status != "approved":
+            raise ApprovalNotGranted(f"approval {approval_id}: {request.status}, not approved")
+        if moment >= request.expires_at:
+            raise ApprovalExpired(f"approval {approval_id}: expired at {_ts(request.expires_at)}")
+        if plan_hash != request.plan_hash:
+            raise PlanHashMismatch(
+                f"approval {approval_id}: plan hash {plan_hash[:16]} does not match the approved plan {request.plan_hash[:16]}"
+            )
+        self._check_approver(request, request.approver or "")
+        cursor = self._db.execute(
+            "UPDATE approvals SET status = 'consumed', consumed_at = ? WHERE id = ? AND status = 'approved'",
+            [_ts(moment), approval_id],
+        )
+        if cursor.rowcount != 1:
+            raise ApprovalReused(f"approval {approval_id}: already used by another process")
+        return self.get(approval_id)
+
+    # ---- paused runs -------------------------------------------------------------------------
+
+    def save_run_state(
+        self, run_id: str, messages_json: bytes | str, pending_tool_calls: Sequence[PendingToolCall]
+    ) -> RunState:
+        """Save (or replace) a paused run's message history and its tool calls awaiting approval.
+
+        Raises:
+            ValueError: ``messages_json`` is not a pydantic-ai message history.
+        """
+        raw = messages_json.encode() if isinstance(messages_json, str) else messages_json
+        ModelMessagesTypeAdapter.validate_json(raw)  # refuse anything that could not be resumed
+        state = RunState(
+            run_id=run_id, messages_json=raw, pending_tool_calls=list(pending_tool_calls),
+            saved_at=datetime.now(timezone.utc),
+        )
+        calls = json.dumps([c.model_dump(mode="json") for c in state.pending_tool_calls], sort_keys=True)
+        self._db["run_states"].insert(
+            {"run_id": run_id, "messages_json": raw.decode(), "pending_tool_calls": calls, "saved_at": _ts(state.saved_at)},
+            replace=True,
+        )
+        return state
+
+    def load_run_state(self, run_id: str) -> RunState:
+        """Load a paused run saved by :meth:`save_run_state` (possibly in another process).
+
+        Raises:
+            ApprovalNotFound: no run with that id was saved.
+        """
+        try:
+            row = self._db["run_states"].get(run_id)
+        except NotFoundError as exc:
+            raise ApprovalNotFound(f"run {run_id}: no saved run state") from exc
+        return RunState(
+            run_id=row["run_id"],
+            messages_json=row["messages_json"].encode(),
+            pending_tool_calls=[PendingToolCall.model_validate(c) for c in json.loads(row["pending_tool_calls"])],
+            saved_at=datetime.fromisoformat(row["saved_at"]),
+        )
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._db.close()
