@@ -77,7 +77,7 @@ class Store:
 
     def __init__(self, path: str | Path, *, flush_interval_s: float = 0.2) -> None:
         self.path = Path(path)
-        self.reader = open_db(self.path)
+        self.reader = open_db(self.path, check_same_thread=False)
         self._interval = flush_interval_s
         self._queue: queue.SimpleQueue[tuple[str, dict[str, Any]] | threading.Event | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None

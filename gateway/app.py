@@ -1,0 +1,347 @@
+"""The gateway's ASGI app: OpenAI-compatible endpoints over routing, cache, budgets and the ledger.
+
+Endpoints:
+    POST /v1/chat/completions   plain JSON or, with ``"stream": true``, server-sent events
+    GET  /v1/models             the routable aliases
+    GET  /healthz               ``{"status": "ok", "providers": {name: "ok" | "cooled_down"}}``
+    GET  /metrics               Prometheus text (``gateway.metrics``)
+
+Request headers: ``Authorization: Bearer <virtual key>`` (when keys are configured),
+``X-Warden-Run-Id`` (per-run cap and ledger), ``X-Warden-Cache: off | force``.
+Response headers: ``x-request-id``, ``x-warden-provider``, ``x-warden-cache: hit | miss | skip``.
+
+The app is a plain ASGI callable (no framework) so the added latency stays small; ledger and
+cache writes go to a background writer thread, made durable by ``flush()`` or ``aclose()``
+(called on ASGI lifespan shutdown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from gateway.budgets import Budgets, Caller
+from gateway.cache import ResponseCache, cache_key
+from gateway.config import GatewayConfig
+from gateway.errors import BadRequest, GatewayError, LimitExceeded
+from gateway.ledger import Ledger, LedgerEntry, price_usd
+from gateway.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
+from gateway.providers import build_provider
+from gateway.providers.base import Provider, chunks_usage_estimate, completion_to_chunks
+from gateway.providers.builtin import RespondFn
+from gateway.redaction import Redactor
+from gateway.routing import Router
+from gateway.store import Store
+
+__all__ = ["ASGIApp", "GatewayApp", "create_app"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_MAX_BODY = 32 * 1024 * 1024
+_JSON = (b"content-type", b"application/json")
+_SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+class GatewayApp:
+    """The gateway as an ASGI callable.
+
+    Args:
+        config: Validated gateway config.
+        store_path: SQLite file for the ledger and cache.
+        providers: Provider instances by name, overriding those built from ``config``.
+        builtin_respond: Message function for the built-in provider (tests, or another diagnostician).
+    """
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        *,
+        store_path: str | Path,
+        providers: dict[str, Provider] | None = None,
+        builtin_respond: RespondFn | None = None,
+    ) -> None:
+        self.config = config
+        self.metrics = GatewayMetrics()
+        self.store = Store(store_path, flush_interval_s=config.ledger_flush_interval_s)
+        built = {p.name: build_provider(p, builtin_respond=builtin_respond) for p in config.providers}
+        self.providers: dict[str, Provider] = {**built, **(providers or {})}
+        redactor = Redactor(config.redaction.extra_patterns) if config.redaction.enabled else None
+        self.router = Router(config, self.providers, redactor, self.metrics)
+        self.cache = ResponseCache(config.cache, self.store)
+        self.budgets = Budgets(config, self.store.reader)
+        self.ledger = Ledger(self.store)
+        self._ids = itertools.count(1)
+        self._id_prefix = f"req-{os.getpid():x}-{int(time.time()):x}-"
+        self._closed = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def flush(self) -> None:
+        """Block until every ledger and cache row queued so far is in SQLite."""
+        self.store.flush()
+
+    async def aclose(self) -> None:
+        """Flush the ledger, stop the writer, and close provider connections. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        await asyncio.to_thread(self.store.close)
+        for provider in self.providers.values():
+            await provider.aclose()
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"]
+        method = scope["method"]
+        if path.startswith("/v1/"):
+            path = path[3:]
+        if path == "/chat/completions" and method == "POST":
+            await self._chat(scope, receive, send)
+        elif path == "/models" and method == "GET":
+            try:
+                self.budgets.authenticate(_header(scope, b"authorization"))
+            except GatewayError as exc:
+                await _send_error(send, exc)
+                return
+            data = [{"id": a, "object": "model", "created": 0, "owned_by": "warden"} for a in self.router.aliases]
+            await _send_json(send, 200, {"object": "list", "data": data})
+        elif path in ("/healthz", "/health") and method == "GET":
+            providers = {
+                name: ("cooled_down" if self.router.is_cooled_down(name) else "ok") for name in self.providers
+            }
+            await _send_json(send, 200, {"status": "ok", "providers": providers})
+        elif path == "/metrics" and method == "GET":
+            await _send(send, 200, self.metrics.render(), [(b"content-type", CONTENT_TYPE_LATEST.encode())])
+        else:
+            await _send_json(send, 404, {"error": {"message": f"No route for {method} {scope['path']}",
+                                                   "type": "invalid_request_error", "param": None,
+                                                   "code": "not_found"}})
+
+    async def _chat(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        request_id = self._id_prefix + str(next(self._ids))
+        run_id = _header(scope, b"x-warden-run-id")
+        entry = LedgerEntry(request_id=request_id, key="unknown", team=None, run_id=run_id, model="")
+        caller: Caller | None = None
+        try:
+            body = await _read_json(receive)
+            entry.model = body["model"]
+            entry.stream = bool(body.get("stream"))
+            caller = self.budgets.authenticate(_header(scope, b"authorization"))
+            entry.key, entry.team = caller.key, caller.team
+            self.budgets.admit(caller, run_id)
+            if entry.stream:
+                await self._chat_stream(body, scope, send, entry, request_id)
+            else:
+                await self._chat_plain(body, scope, send, entry, request_id)
+        except GatewayError as exc:
+            if isinstance(exc, LimitExceeded):
+                self.metrics.limit_rejections.labels(exc.limit).inc()
+            entry.status = exc.status
+            entry.error = f"{exc.code}: {exc.message}"[:500]
+            await _send_error(send, exc, request_id)
+        finally:
+            entry.latency_ms = (time.perf_counter() - started) * 1000
+            self._finish(entry, caller)
+
+    async def _chat_plain(
+        self, body: dict[str, Any], scope: Scope, send: Send, entry: LedgerEntry, request_id: str
+    ) -> None:
+        use_cache = self.cache.wanted(body, _header(scope, b"x-warden-cache"))
+        key = cache_key(body) if use_cache else None
+        if key is not None:
+            hit = self.cache.get(key)
+            self.metrics.cache.labels("hit" if hit is not None else "miss").inc()
+            if hit is not None:
+                entry.cache_hit = True
+                entry.provider = "cache"
+                _usage_into(entry, hit.get("usage"))
+                await _send(send, 200, _dumps(hit), [_JSON, (b"x-request-id", request_id.encode()),
+                                                     (b"x-warden-provider", b"cache"), (b"x-warden-cache", b"hit")])
+                return
+        result = await self.router.complete(entry.model, body)
+        response = result.response
+        self._route_into(entry, result.provider, response.get("model"), result.attempts, result.redactions)
+        _usage_into(entry, response.get("usage"))
+        entry.cost_usd = price_usd(self.config.prices, entry.upstream_model, entry.prompt_tokens,
+                                   entry.completion_tokens)
+        if key is not None:
+            self.cache.put(key, body, response)
+        await _send(send, 200, _dumps(response), [
+            _JSON, (b"x-request-id", request_id.encode()), (b"x-warden-provider", result.provider.name.encode()),
+            (b"x-warden-cache", b"miss" if key is not None else b"skip")])
+
+    async def _chat_stream(
+        self, body: dict[str, Any], scope: Scope, send: Send, entry: LedgerEntry, request_id: str
+    ) -> None:
+        headers = [*_SSE_HEADERS, (b"x-request-id", request_id.encode())]
+        use_cache = self.cache.wanted(body, _header(scope, b"x-warden-cache"))
+        hit = self.cache.get(cache_key(body)) if use_cache else None
+        if use_cache:
+            self.metrics.cache.labels("hit" if hit is not None else "miss").inc()
+        if hit is not None:
+            entry.cache_hit = True
+            entry.provider = "cache"
+            _usage_into(entry, hit.get("usage"))
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [*headers, (b"x-warden-provider", b"cache"), (b"x-warden-cache", b"hit")]})
+            for chunk in completion_to_chunks(hit, include_usage=include_usage):
+                await send({"type": "http.response.body", "body": b"data: " + _dumps(chunk) + b"\n\n",
+                            "more_body": True})
+            await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
+            return
+        result = await self.router.open_stream(entry.model, body)
+        upstream_model = (result.first or {}).get("model")
+        self._route_into(entry, result.provider, upstream_model, result.attempts, result.redactions)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [*headers, (b"x-warden-provider", result.provider.name.encode()),
+                                (b"x-warden-cache", b"skip")]})
+        text: list[str] = []
+        usage: dict[str, Any] | None = None
+        chunk = result.first
+        try:
+            while chunk is not None:
+                usage = chunk.get("usage") or usage
+                for choice in chunk.get("choices") or ():
+                    delta = choice.get("delta") or {}
+                    if delta.get("content"):
+                        text.append(delta["content"])
+                    for call in delta.get("tool_calls") or ():
+                        text.append((call.get("function") or {}).get("arguments") or "")
+                await send({"type": "http.response.body", "body": b"data: " + _dumps(chunk) + b"\n\n",
+                            "more_body": True})
+                chunk = await anext(result.rest, None)
+        except GatewayError as exc:
+            entry.error = f"{exc.code}: mid-stream: {exc.message}"[:500]
+            await send({"type": "http.response.body", "body": b"data: " + _dumps(exc.body()) + b"\n\n",
+                        "more_body": True})
+        await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
+        _usage_into(entry, usage or chunks_usage_estimate("".join(text), body))
+        entry.cost_usd = price_usd(self.config.prices, entry.upstream_model, entry.prompt_tokens,
+                                   entry.completion_tokens)
+
+    def _route_into(self, entry: LedgerEntry, provider: Provider, upstream_model: Any, attempts: int,
+                    redactions: list[str]) -> None:
+        entry.provider = provider.name
+        entry.upstream_model = str(upstream_model) if upstream_model else entry.model
+        entry.attempts = attempts
+        entry.redactions = len(redactions)
+
+    def _finish(self, entry: LedgerEntry, caller: Caller | None) -> None:
+        m = self.metrics
+        m.requests.labels(entry.model, entry.provider or "none", str(entry.status)).inc()
+        m.latency.labels(entry.model).observe(entry.latency_ms / 1000)
+        if entry.prompt_tokens or entry.completion_tokens:
+            m.tokens.labels(entry.model, "prompt").inc(entry.prompt_tokens)
+            m.tokens.labels(entry.model, "completion").inc(entry.completion_tokens)
+        if entry.cost_usd:
+            m.cost.labels(entry.model).inc(entry.cost_usd)
+        if caller is not None and not entry.cache_hit and entry.status < 400:
+            self.budgets.charge(caller, entry.run_id, entry.prompt_tokens + entry.completion_tokens, entry.cost_usd)
+        self.ledger.record(entry)
+
+
+def _usage_into(entry: LedgerEntry, usage: Any) -> None:
+    if isinstance(usage, dict):
+        entry.prompt_tokens = int(usage.get("prompt_tokens") or 0)
+        entry.completion_tokens = int(usage.get("completion_tokens") or 0)
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+async def _read_json(receive: Receive) -> dict[str, Any]:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > _MAX_BODY:
+            raise BadRequest(f"Request body larger than {_MAX_BODY} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    try:
+        body = json.loads(b"".join(chunks))
+    except ValueError as exc:
+        raise BadRequest(f"Request body is not valid JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise BadRequest("Request body must be a JSON object")
+    if not isinstance(body.get("model"), str):
+        raise BadRequest("'model' is required and must be a string")
+    if not isinstance(body.get("messages"), list) or not body["messages"]:
+        raise BadRequest("'messages' is required and must be a non-empty list")
+    return body
+
+
+async def _send(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_json(send: Send, status: int, obj: Any) -> None:
+    await _send(send, status, _dumps(obj), [_JSON])
+
+
+async def _send_error(send: Send, exc: GatewayError, request_id: str | None = None) -> None:
+    headers = [_JSON, *exc.headers()]
+    if request_id:
+        headers.append((b"x-request-id", request_id.encode()))
+    await _send(send, exc.status, _dumps(exc.body()), headers)
+
+
+def create_app(
+    config: GatewayConfig,
+    *,
+    store_path: str | Path,
+    providers: dict[str, Provider] | None = None,
+    builtin_respond: RespondFn | None = None,
+) -> GatewayApp:
+    """Build the gateway ASGI app.
+
+    Args:
+        config: Validated gateway config (``gateway.config.load_config`` or ``default_config``).
+        store_path: SQLite file for the usage ledger and response cache (created if missing).
+        providers: Provider instances by name, replacing those the config would build.
+        builtin_respond: Message function for the built-in provider; None uses
+            ``gateway.builtin.diagnostician.respond``, imported on first use.
+
+    Returns:
+        A ``GatewayApp``: an ASGI callable with ``flush()`` and ``aclose()``.
+    """
+    return GatewayApp(config, store_path=store_path, providers=providers, builtin_respond=builtin_respond)

@@ -1,0 +1,80 @@
+"""Clients of the gateway: an OpenAI SDK client and a pydantic-ai model, in-process or remote.
+
+In-process, requests reach the ASGI app through ``httpx2.ASGITransport`` (no socket). When
+``WARDEN_GATEWAY_URL`` is set (e.g. ``http://127.0.0.1:4000/v1``), ``make_model`` points at
+that gateway instead; ``WARDEN_GATEWAY_KEY`` then supplies the virtual key. The SDK's own
+retries are off: the gateway retries and falls back.
+"""
+
+from __future__ import annotations
+
+import os
+
+import httpx2
+from openai import AsyncOpenAI
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+
+from gateway.app import ASGIApp
+
+__all__ = ["GATEWAY_KEY_ENV", "GATEWAY_URL_ENV", "IN_PROCESS_BASE_URL", "make_model", "make_openai_client"]
+
+GATEWAY_URL_ENV = "WARDEN_GATEWAY_URL"
+GATEWAY_KEY_ENV = "WARDEN_GATEWAY_KEY"
+IN_PROCESS_BASE_URL = "http://warden-gateway.invalid/v1"
+_NO_KEY = "warden-local"
+
+
+def _headers(run_id: str | None) -> dict[str, str] | None:
+    return {"X-Warden-Run-Id": run_id} if run_id else None
+
+
+def make_openai_client(
+    app: ASGIApp, *, api_key: str | None = None, run_id: str | None = None, timeout_s: float = 600.0
+) -> AsyncOpenAI:
+    """An ``AsyncOpenAI`` client that calls the ASGI app in-process, without a socket.
+
+    Args:
+        app: The gateway app (``gateway.app.create_app``).
+        api_key: Virtual key, if the gateway has keys configured.
+        run_id: Sent as ``X-Warden-Run-Id`` on every request (per-run cap, ledger).
+        timeout_s: Overall request timeout (s).
+    """
+    http_client = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), timeout=timeout_s)
+    return AsyncOpenAI(
+        base_url=IN_PROCESS_BASE_URL,
+        api_key=api_key or _NO_KEY,
+        http_client=http_client,
+        max_retries=0,
+        default_headers=_headers(run_id),
+    )
+
+
+def make_model(
+    alias: str, app_or_url: ASGIApp | str | None = None, *, api_key: str | None = None, run_id: str | None = None
+) -> OpenAIChatModel:
+    """A pydantic-ai ``OpenAIChatModel`` for a gateway alias.
+
+    Args:
+        alias: Model alias routed by the gateway (e.g. ``warden-builtin``).
+        app_or_url: The in-process app, or a gateway base URL (``http://host:port/v1``).
+            ``WARDEN_GATEWAY_URL``, when set, wins over both.
+        api_key: Virtual key; defaults to ``WARDEN_GATEWAY_KEY`` for remote gateways.
+        run_id: Sent as ``X-Warden-Run-Id``, so the gateway can cap this run's cost.
+
+    Raises:
+        ValueError: when neither an app, a URL nor ``WARDEN_GATEWAY_URL`` is given.
+    """
+    url = os.environ.get(GATEWAY_URL_ENV) or (app_or_url if isinstance(app_or_url, str) else None)
+    if url:
+        client = AsyncOpenAI(
+            base_url=url.rstrip("/"),
+            api_key=api_key or os.environ.get(GATEWAY_KEY_ENV) or _NO_KEY,
+            max_retries=0,
+            default_headers=_headers(run_id),
+        )
+    elif app_or_url is not None:
+        client = make_openai_client(app_or_url, api_key=api_key, run_id=run_id)
+    else:
+        raise ValueError(f"make_model needs the gateway app, a URL, or {GATEWAY_URL_ENV}")
+    return OpenAIChatModel(alias, provider=OpenAIProvider(openai_client=client))

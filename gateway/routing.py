@@ -1,0 +1,201 @@
+"""Routing: a model alias to an ordered provider chain, with retries, fallback and cool-down.
+
+For each provider in the alias's chain (providers in cool-down are skipped unless all are),
+the router makes up to ``retry.attempts_per_provider`` attempts with jittered exponential
+backoff (tenacity) on retryable failures (timeouts, connection errors, 5xx, 429), then falls
+back to the next provider. An upstream 400/413/422 ends the chain (the request itself is bad);
+other 4xx move to the next provider. A provider with ``cooldown.failures`` failed attempts in
+``cooldown.window_s`` is skipped for ``cooldown.cooldown_s``.
+
+Requests to providers with ``redacts`` set go through the redactor first; the built-in one
+sees the original.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from gateway.config import GatewayConfig
+from gateway.errors import AllProvidersFailed, ProviderError, ProviderRejected, UnknownModel
+from gateway.metrics import GatewayMetrics
+from gateway.providers.base import Provider
+from gateway.redaction import Redactor
+
+__all__ = ["RouteResult", "Router", "StreamResult"]
+
+T = TypeVar("T")
+_FATAL_STATUSES = frozenset({400, 413, 422})
+
+
+@dataclass
+class RouteResult:
+    """A non-streamed answer and how it was obtained."""
+
+    response: dict[str, Any]
+    provider: Provider
+    attempts: int
+    failures: list[ProviderError]
+    redactions: list[str]
+
+
+@dataclass
+class StreamResult:
+    """An open stream: the first chunk already read, the rest still to come."""
+
+    first: dict[str, Any] | None
+    rest: AsyncIterator[dict[str, Any]]
+    provider: Provider
+    attempts: int
+    failures: list[ProviderError]
+    redactions: list[str]
+
+
+@dataclass
+class _Health:
+    failures: deque[float] = field(default_factory=deque)
+    cooled_until: float = 0.0
+
+
+class Router:
+    """Sends requests along provider chains.
+
+    Args:
+        config: Routes, retry and cool-down settings.
+        providers: Provider name -> provider.
+        redactor: Applied to requests for providers that redact; None disables redaction.
+        metrics: Where failures, fallbacks, redactions and cool-downs are counted.
+    """
+
+    def __init__(
+        self,
+        config: GatewayConfig,
+        providers: dict[str, Provider],
+        redactor: Redactor | None,
+        metrics: GatewayMetrics,
+    ) -> None:
+        self._routes = {alias: [providers[n] for n in chain] for alias, chain in config.routes.items()}
+        self._retry = config.retry
+        self._cooldown = config.cooldown
+        self._redactor = redactor
+        self._metrics = metrics
+        self._health: dict[str, _Health] = {name: _Health() for name in providers}
+
+    @property
+    def aliases(self) -> list[str]:
+        """Every routable model alias."""
+        return list(self._routes)
+
+    def is_cooled_down(self, provider: str, now: float | None = None) -> bool:
+        """Whether a provider is being skipped after repeated failures."""
+        return self._health[provider].cooled_until > (time.monotonic() if now is None else now)
+
+    def _chain(self, alias: str) -> list[Provider]:
+        chain = self._routes.get(alias)
+        if chain is None:
+            raise UnknownModel(f"The model {alias!r} does not exist; known models: {sorted(self._routes)}")
+        now = time.monotonic()
+        live = [p for p in chain if not self.is_cooled_down(p.name, now)]
+        return live or chain
+
+    def _fail(self, provider: Provider, exc: ProviderError) -> None:
+        self._metrics.provider_failures.labels(provider.name, exc.code).inc()
+        health = self._health[provider.name]
+        now = time.monotonic()
+        health.failures.append(now)
+        while health.failures and health.failures[0] <= now - self._cooldown.window_s:
+            health.failures.popleft()
+        if len(health.failures) >= self._cooldown.failures and self._cooldown.cooldown_s > 0:
+            health.cooled_until = now + self._cooldown.cooldown_s
+            health.failures.clear()
+            self._metrics.cooled_down.labels(provider.name).set(1)
+
+    def _ok(self, provider: Provider) -> None:
+        health = self._health[provider.name]
+        if health.failures:
+            health.failures.clear()
+        if health.cooled_until:
+            health.cooled_until = 0.0
+            self._metrics.cooled_down.labels(provider.name).set(0)
+
+    async def _run_chain(
+        self, alias: str, request: dict[str, Any], call: Callable[[Provider, dict[str, Any]], Awaitable[T]]
+    ) -> tuple[T, Provider, int, list[ProviderError], list[str]]:
+        failures: list[ProviderError] = []
+        redacted: dict[str, Any] | None = None
+        kinds: list[str] = []
+        attempts = 0
+        chain = self._chain(alias)
+        for index, provider in enumerate(chain):
+            body = request
+            if provider.redacts and self._redactor is not None:
+                if redacted is None:
+                    redacted, kinds = self._redactor.redact_request(request)
+                    for kind in kinds:
+                        self._metrics.redactions.labels(kind).inc()
+                body = redacted
+            retrying = AsyncRetrying(
+                stop=stop_after_attempt(self._retry.attempts_per_provider),
+                wait=wait_random_exponential(multiplier=self._retry.backoff_initial_s, max=self._retry.backoff_max_s),
+                retry=retry_if_exception(
+                    lambda e, p=provider: isinstance(e, ProviderError) and e.retryable and not self.is_cooled_down(p.name)
+                ),
+                reraise=True,
+            )
+            try:
+                async for attempt in retrying:
+                    with attempt:
+                        attempts += 1
+                        try:
+                            result = await call(provider, body)
+                        except ProviderError as exc:
+                            failures.append(exc)
+                            self._fail(provider, exc)
+                            raise
+            except ProviderRejected as exc:
+                if exc.upstream_status in _FATAL_STATUSES:
+                    raise AllProvidersFailed(alias, failures) from exc
+                continue
+            except ProviderError:
+                continue
+            self._ok(provider)
+            if index > 0:
+                self._metrics.fallbacks.labels(alias).inc()
+            return result, provider, attempts, failures, kinds
+        raise AllProvidersFailed(alias, failures)
+
+    async def complete(self, alias: str, request: dict[str, Any]) -> RouteResult:
+        """Answer a non-streamed request from the first provider that succeeds.
+
+        Raises:
+            UnknownModel: the alias has no route.
+            AllProvidersFailed: every provider failed (carries each attempt's error).
+        """
+        response, provider, attempts, failures, kinds = await self._run_chain(
+            alias, request, lambda p, body: p.complete(body)
+        )
+        return RouteResult(response, provider, attempts, failures, kinds)
+
+    async def open_stream(self, alias: str, request: dict[str, Any]) -> StreamResult:
+        """Open a stream on the first provider whose first chunk arrives; fallback ends there.
+
+        Raises:
+            UnknownModel, AllProvidersFailed: as ``complete``.
+        """
+
+        async def first_chunk(
+            provider: Provider, body: dict[str, Any]
+        ) -> tuple[dict[str, Any] | None, AsyncIterator[dict[str, Any]]]:
+            iterator = provider.stream(body).__aiter__()
+            try:
+                return await iterator.__anext__(), iterator
+            except StopAsyncIteration:
+                return None, iterator
+
+        (first, rest), provider, attempts, failures, kinds = await self._run_chain(alias, request, first_chunk)
+        return StreamResult(first, rest, provider, attempts, failures, kinds)
