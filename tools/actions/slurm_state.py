@@ -5,8 +5,8 @@ from __future__ import annotations
 from tools.actions.base import CommandRunner
 from tools.errors import ActionError, CommandError
 from tools.models.slurm import SlurmJob, SlurmNode
-from tools.parsers.slurm.scontrol_job_text import parse_scontrol_job_text
-from tools.parsers.slurm.scontrol_node_text import parse_scontrol_node_text
+from tools.parsers import parse_artifact
+from tools.sources.base import RawArtifact
 
 __all__ = ["read_node", "read_job"]
 
@@ -22,7 +22,8 @@ def read_node(runner: CommandRunner, node: str) -> SlurmNode:
         text = runner.run(argv).decode("utf-8", "replace")
     except CommandError as e:
         raise ActionError(f"cannot read node {node}: {e}") from None
-    nodes = [n for n in parse_scontrol_node_text(text, path=" ".join(argv)) if n.name == node]
+    art = RawArtifact(format="scontrol-node-text", data=text.encode(), path=" ".join(argv))
+    nodes = [n for n in parse_artifact(art) if isinstance(n, SlurmNode) and n.name == node]
     if not nodes:
         raise ActionError(f"scontrol show node {node}: no such node")
     return nodes[0]
@@ -35,5 +36,8 @@ def read_job(runner: CommandRunner, job: str) -> SlurmJob | None:
         text = runner.run(argv).decode("utf-8", "replace")
     except CommandError:
         return None
-    jobs = [j for j in parse_scontrol_job_text(text, path=" ".join(argv)) if j.job_id == job]
+    if not text.strip():
+        return None
+    art = RawArtifact(format="scontrol-job-text", data=text.encode(), path=" ".join(argv))
+    jobs = [j for j in parse_artifact(art) if isinstance(j, SlurmJob) and j.job_id == job]
     return jobs[0] if jobs else None

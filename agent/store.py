@@ -1,0 +1,85 @@
+"""Warden's run store: runs, tool calls, findings and proposed actions in SQLite (sqlite-utils).
+
+Default location: ``$WARDEN_HOME/warden.db``, else the user's state directory
+(``~/.local/state/warden/warden.db`` on Linux).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+from platformdirs import user_state_dir
+
+from tools.models.findings import Diagnosis
+
+__all__ = ["warden_home", "default_db_path", "RunStore"]
+
+
+def warden_home() -> Path:
+    """``$WARDEN_HOME`` if set, else the platform's user state directory for warden."""
+    env = os.environ.get("WARDEN_HOME")
+    return Path(env) if env else Path(user_state_dir("warden"))
+
+
+def default_db_path() -> Path:
+    """Where the run store lives by default."""
+    return warden_home() / "warden.db"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+class RunStore:
+    """Append-only record of diagnosis runs.
+
+    Tables: ``runs`` (id, started_at, finished_at, target, question, model, status, root_cause,
+    confidence, gpu_hours_lost, diagnosis JSON), ``tool_calls`` (run_id, seq, name, args, result_chars,
+    duration_ms, error), ``findings`` and ``proposed_actions`` (plan hash and argv lists as JSON).
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = Path(path) if path else default_db_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite_utils.Database(self.path)
+        self._seq: dict[str, int] = {}
+
+    def start_run(self, *, target: str, question: str, model: str) -> str:
+        """Create a run row; returns its id (uuid4 hex)."""
+        run_id = uuid.uuid4().hex
+        self.db["runs"].insert({"id": run_id, "started_at": _now(), "finished_at": None, "target": target,
+                                "question": question, "model": model, "status": "running", "root_cause": None,
+                                "confidence": None, "gpu_hours_lost": None, "diagnosis": None}, pk="id")
+        return run_id
+
+    def tool_call(self, run_id: str, name: str, args: dict[str, Any], *, result_chars: int, duration_ms: float,
+                  error: str | None = None) -> None:
+        """Record one tool call (arguments as JSON, result size only)."""
+        seq = self._seq.get(run_id, 0) + 1
+        self._seq[run_id] = seq
+        self.db["tool_calls"].insert({"run_id": run_id, "seq": seq, "name": name, "args": json.dumps(args, default=str),
+                                      "result_chars": result_chars, "duration_ms": round(duration_ms, 2),
+                                      "error": error, "at": _now()})
+
+    def finish_run(self, run_id: str, diagnosis: Diagnosis, *, status: str = "done") -> None:
+        """Store the diagnosis, its findings and proposed actions, and close the run."""
+        self.db["runs"].update(run_id, {"finished_at": _now(), "status": status, "root_cause": diagnosis.root_cause,
+                                        "confidence": diagnosis.confidence, "gpu_hours_lost": diagnosis.gpu_hours_lost,
+                                        "diagnosis": diagnosis.model_dump_json()})
+        self.db["findings"].insert_all(
+            ({"run_id": run_id, "check": f.check, "root_cause": f.root_cause, "confidence": f.confidence,
+              "culprits": json.dumps(f.culprits), "message": f.message} for f in diagnosis.findings))
+        self.db["proposed_actions"].insert_all(
+            ({"run_id": run_id, "type": a.spec.type, "params": a.spec.model_dump_json(exclude_none=True),
+              "plan_hash": a.plan_hash, "commands": json.dumps(a.commands), "reversibility": a.reversibility}
+             for a in diagnosis.proposed_actions))
+
+    def fail_run(self, run_id: str, error: str) -> None:
+        """Close a run that ended in an error."""
+        self.db["runs"].update(run_id, {"finished_at": _now(), "status": f"error: {error[:500]}"})

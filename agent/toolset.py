@@ -1,0 +1,103 @@
+"""The read tools as the model sees them: thin wrappers over tools.read, one per tool.
+
+Each wrapper's docstring is the tool description sent to the model, so it states units and bounds.
+"""
+
+from __future__ import annotations
+
+from pydantic_ai import FunctionToolset, RunContext
+
+from agent.deps import WardenDeps
+from tools import read
+from tools.read.cost import GpuHoursLost
+from tools.read.findings import FindingsSummary
+from tools.read.gpu import GpuSummary
+from tools.read.logs import LogEventsSummary
+from tools.read.lustre import LustreSummary
+from tools.read.overview import ClusterOverview
+from tools.read.slurm import AcctSummary, JobsSummary, NodesSummary, PendingJobsSummary
+
+__all__ = ["read_toolset", "TOOL_NAMES"]
+
+read_toolset: FunctionToolset[WardenDeps] = FunctionToolset()
+
+
+@read_toolset.tool
+def get_cluster_overview(ctx: RunContext[WardenDeps]) -> ClusterOverview:
+    """Which raw outputs were collected (by format id), node and job counts by state, event counts. Start here."""
+    return ctx.deps.call("get_cluster_overview", read.get_cluster_overview)
+
+
+@read_toolset.tool
+def get_findings(ctx: RunContext[WardenDeps], limit: int = 15) -> FindingsSummary:
+    """Run Warden's deterministic checks over all evidence. Each finding has root_cause, culprits
+    (node:/job:/fs:/user:), evidence (file:line or metric with unit), confidence 0–1 and suggested
+    actions. Most confident first; limit 1–50."""
+    return ctx.deps.call("get_findings", read.get_findings, limit=limit)
+
+
+@read_toolset.tool
+def get_jobs(ctx: RunContext[WardenDeps], job_id: str | None = None, user: str | None = None,
+             state: str | None = None, node: str | None = None, limit: int = 20) -> JobsSummary:
+    """Jobs in the Slurm queue filtered by job id, user, state (PENDING, RUNNING, ...) or node; counts
+    by state plus at most `limit` (1–100) jobs with elapsed/time limit in seconds."""
+    return ctx.deps.call("get_jobs", read.get_jobs, job_id=job_id, user=user, state=state, node=node, limit=limit)
+
+
+@read_toolset.tool
+def get_pending_jobs(ctx: RunContext[WardenDeps], partition: str | None = None, limit: int = 20) -> PendingJobsSummary:
+    """Pending jobs: counts per pending reason and the `limit` (1–100) longest waiting, with seconds pending."""
+    return ctx.deps.call("get_pending_jobs", read.get_pending_jobs, partition=partition, limit=limit)
+
+
+@read_toolset.tool
+def get_nodes(ctx: RunContext[WardenDeps], node: str | None = None, unhealthy_only: bool = True,
+              limit: int = 20) -> NodesSummary:
+    """Slurm nodes: counts by state; lists unhealthy nodes (DOWN, DRAIN, NOT_RESPONDING) with reasons,
+    or one node by name. limit 1–100."""
+    return ctx.deps.call("get_nodes", read.get_nodes, node=node, unhealthy_only=unhealthy_only, limit=limit)
+
+
+@read_toolset.tool
+def get_accounting(ctx: RunContext[WardenDeps], job_id: str | None = None, state: str | None = None,
+                   limit: int = 20) -> AcctSummary:
+    """Accounting (sacct) job rows filtered by job id or final state (FAILED, TIMEOUT, OUT_OF_MEMORY, ...); limit 1–100."""
+    return ctx.deps.call("get_accounting", read.get_accounting, job_id=job_id, state=state, limit=limit)
+
+
+@read_toolset.tool
+def get_kernel_events(ctx: RunContext[WardenDeps], node: str | None = None, kind: str | None = None,
+                      limit: int = 20) -> LogEventsSummary:
+    """Kernel log events (kinds: xid, fallen_off_bus, gpu_ecc, lustre_error, oom_kill, ib_link, hung_task)
+    by node; counts plus at most `limit` (1–100) events with file and line."""
+    return ctx.deps.call("get_kernel_events", read.get_kernel_events, node=node, kind=kind, limit=limit)
+
+
+@read_toolset.tool
+def get_job_log_events(ctx: RunContext[WardenDeps], job: str | None = None, kind: str | None = None,
+                       limit: int = 20) -> LogEventsSummary:
+    """Job log events (kinds: nccl_timeout, nccl_remote_error, cuda_oom, traceback, checkpoint_saved,
+    checkpoint_load_failure, checkpoint_write_failure, nan_loss, enospc, slurm_message) by job; limit 1–100."""
+    return ctx.deps.call("get_job_log_events", read.get_job_log_events, job=job, kind=kind, limit=limit)
+
+
+@read_toolset.tool
+def get_gpu_metrics(ctx: RunContext[WardenDeps], node: str | None = None, limit: int = 20) -> GpuSummary:
+    """Per-node GPU means from DCGM: utilisation %, SM clock MHz, temperature C, power W, framebuffer MiB,
+    last Xid, clock-event reason bits; lowest utilisation first; limit 1–100."""
+    return ctx.deps.call("get_gpu_metrics", read.get_gpu_metrics, node=node, limit=limit)
+
+
+@read_toolset.tool
+def get_lustre_stats(ctx: RunContext[WardenDeps], limit: int = 5) -> LustreSummary:
+    """Lustre MDT metadata load (ops, ops/s), busiest jobs by job_stats, fullest OST/MDT (blocks and inodes); limit 1–50."""
+    return ctx.deps.call("get_lustre_stats", read.get_lustre_stats, limit=limit)
+
+
+@read_toolset.tool
+def get_gpu_hours_lost(ctx: RunContext[WardenDeps], job_ids: list[str]) -> GpuHoursLost:
+    """GPU-hours lost by these jobs (GPUs x hours since their last checkpoint, else elapsed); at most 50 jobs."""
+    return ctx.deps.call("get_gpu_hours_lost", read.get_gpu_hours_lost, job_ids=job_ids)
+
+
+TOOL_NAMES = tuple(read_toolset.tools)
