@@ -1,0 +1,66 @@
+"""The Debian packages the sandbox needs, and installing the missing ones (root only)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+from sandbox.errors import MissingPackagesError, SandboxError
+
+__all__ = ["REQUIRED", "missing_packages", "ensure_packages"]
+
+REQUIRED: dict[str, str] = {
+    "slurmctld": "/usr/sbin/slurmctld",
+    "slurmd": "/usr/sbin/slurmd",
+    "slurm-client": "/usr/bin/sinfo",
+    "munge": "/usr/sbin/munged",
+    "slurmdbd": "/usr/sbin/slurmdbd",
+    "mariadb-server": "/usr/sbin/mariadbd",
+    "prometheus": "/usr/bin/prometheus",
+    "openssh-server": "/usr/sbin/sshd",
+}
+"""Debian package → a file it installs (its presence means the package is there)."""
+
+
+def missing_packages() -> list[str]:
+    """Names of the required Debian packages whose marker file is absent."""
+    return [pkg for pkg, marker in REQUIRED.items() if not os.path.exists(marker)]
+
+
+def ensure_packages(*, install: bool = True, timeout_s: float = 900.0) -> list[str]:
+    """Install the missing required packages with apt-get when running as root.
+
+    Runs ``apt-get update`` then ``apt-get install -y --no-install-recommends <missing>`` with
+    ``DEBIAN_FRONTEND=noninteractive``.
+
+    Returns:
+        The packages that were installed (empty when nothing was missing).
+
+    Raises:
+        MissingPackagesError: when packages are missing and this is not root, apt-get is absent,
+            or ``install`` is False.
+        SandboxError: when apt-get fails (its last output lines are in the message).
+    """
+    missing = missing_packages()
+    if not missing:
+        return []
+    if not install:
+        raise MissingPackagesError(missing, "installation was not requested")
+    if os.geteuid() != 0:
+        raise MissingPackagesError(missing, "not running as root, cannot install them")
+    if shutil.which("apt-get") is None:
+        raise MissingPackagesError(missing, "apt-get is not available on this host")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for argv in (
+        ["apt-get", "update", "-q"],
+        ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
+    ):
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout_s, check=False)
+        if proc.returncode != 0:
+            tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+            raise SandboxError(f"{' '.join(argv)} exited {proc.returncode}: {tail}")
+    still = missing_packages()
+    if still:
+        raise MissingPackagesError(still, "apt-get reported success but they are still missing")
+    return missing
