@@ -1,0 +1,110 @@
+"""Action plans: exact argv lists, stable hashes bound to parameters, execution only when authorized."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools.actions import ACTIONS, Authorization, build_action, plan_spec
+from tools.actions.drain_node import DrainNode
+from tools.actions.resubmit import ResubmitFromCheckpoint
+from tools.errors import ActionError, CommandError, NotAllowedError
+from tools.models.findings import ActionSpec
+from tools.models.ids import ACTION_TYPES
+
+
+class RecordingRunner:
+    """A CommandRunner that records argv lists instead of touching a cluster (unit level only;
+    the sandbox integration tests run the same actions against real Slurm)."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.ran: list[list[str]] = []
+        self.fail = fail
+
+    def run(self, argv, *, timeout_s=30.0, input_bytes=None) -> bytes:
+        self.ran.append(list(argv))
+        if self.fail:
+            raise CommandError(list(argv), 1, "slurm_update error: Invalid node name specified")
+        return b""
+
+
+def test_every_design_action_type_has_a_class():
+    assert set(ACTIONS) == set(ACTION_TYPES)
+
+
+def test_drain_renders_scontrol_with_warden_prefix():
+    plan = DrainNode(node="gpu017", reason="GPU hardware fault (Xid 79)").plan()
+    assert plan.commands == [["scontrol", "update", "NodeName=gpu017", "State=DRAIN",
+                              "Reason=warden: GPU hardware fault (Xid 79)"]]
+    assert plan.reversibility == "reversible"
+
+
+def test_hostile_text_stays_one_argument():
+    plan = DrainNode(node="gpu017", reason='x"; rm -rf / #\n$(reboot)').plan()
+    (argv,) = plan.commands
+    assert len(argv) == 5 and argv[-1] == 'Reason=warden: x"; rm -rf / # $(reboot)'
+
+
+def test_resubmit_excludes_suspect_nodes_and_passes_checkpoint():
+    plan = ResubmitFromCheckpoint(job="4242", exclude_nodes=["gpu017", "gpu003"],
+                                  checkpoint="/lustre/ckpt/step_001200").plan()
+    assert plan.commands[0] == ["scontrol", "write", "batch_script", "4242", "warden-resubmit-4242.sbatch"]
+    assert plan.commands[1] == ["sbatch", "--parsable", "--exclude=gpu003,gpu017",
+                                "--export=ALL,WARDEN_RESUME_FROM=/lustre/ckpt/step_001200",
+                                "warden-resubmit-4242.sbatch"]
+    assert plan.reversibility == "irreversible"
+
+
+def test_plan_hash_changes_with_any_parameter():
+    a = DrainNode(node="gpu017", reason="r").plan().plan_hash
+    assert a == DrainNode(node="gpu017", reason="r").plan().plan_hash
+    assert a != DrainNode(node="gpu018", reason="r").plan().plan_hash
+    assert a != DrainNode(node="gpu017", reason="r2").plan().plan_hash
+
+
+def test_execute_refuses_without_an_allow_for_this_exact_plan():
+    action = DrainNode(node="gpu017", reason="r")
+    runner = RecordingRunner()
+    plan = action.plan()
+    with pytest.raises(NotAllowedError):
+        action.execute(Authorization(plan_hash=plan.plan_hash, decision="needs_approval"), runner)
+    with pytest.raises(NotAllowedError):
+        action.execute(Authorization(plan_hash=DrainNode(node="gpu018", reason="r").plan().plan_hash,
+                                     decision="allow"), runner)
+    assert runner.ran == []
+    result = action.execute(Authorization(plan_hash=plan.plan_hash, decision="allow"), runner)
+    assert result.ok and runner.ran == plan.commands
+
+
+def test_failed_command_is_reported_not_raised():
+    action = DrainNode(node="nope", reason="r")
+    plan = action.plan()
+    result = action.execute(Authorization(plan_hash=plan.plan_hash, decision="allow"), RecordingRunner(fail=True))
+    assert not result.ok and "Invalid node name" in (result.error or "")
+
+
+def test_build_action_names_missing_field():
+    with pytest.raises(ActionError, match="drain_node: field node"):
+        build_action(ActionSpec(type="drain_node"))
+    planned = plan_spec(ActionSpec(type="resize_job", job="1"))
+    assert planned.commands == [] and "num_nodes" in (planned.error or "")
+
+
+@pytest.mark.parametrize("spec", [
+    ActionSpec(type="run_gpu_diagnostic", node="n1"),
+    ActionSpec(type="notify_owner", job="1", reason="why"),
+    ActionSpec(type="resume_node", node="n1"),
+    ActionSpec(type="hold_job", job="1"),
+    ActionSpec(type="release_job", job="1"),
+    ActionSpec(type="update_job", job="1", time_limit_min=60),
+    ActionSpec(type="requeue_job", job="1"),
+    ActionSpec(type="cancel_job", job="1"),
+    ActionSpec(type="resize_job", job="1", num_nodes=2),
+    ActionSpec(type="cordon_node", node="k1"),
+    ActionSpec(type="uncordon_node", node="k1"),
+    ActionSpec(type="drain_k8s_node", node="k1"),
+    ActionSpec(type="evict_pod", pod="p", namespace="ns"),
+])
+def test_every_action_plans(spec):
+    planned = plan_spec(spec)
+    assert planned.error is None and len(planned.plan_hash) == 64
+    assert all(isinstance(a, str) for argv in planned.commands for a in argv)
