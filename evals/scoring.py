@@ -1,0 +1,63 @@
+"""Deterministic scoring of a Diagnosis against an incident's expectations."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from evals.incident import Expected
+from tools.models.findings import ActionSpec, Diagnosis
+
+__all__ = ["action_matches", "CaseScore", "score_case"]
+
+_KEYS = ("node", "job", "pod", "namespace", "checkpoint", "num_nodes", "time_limit_min")
+
+
+def action_matches(expected: ActionSpec, proposed: ActionSpec) -> bool:
+    """True when ``proposed`` is the expected action: same type, every key parameter the expectation
+    gives is equal, and its excluded nodes are all excluded."""
+    if expected.type != proposed.type:
+        return False
+    for k in _KEYS:
+        want = getattr(expected, k)
+        if want is not None and getattr(proposed, k) != want:
+            return False
+    return set(expected.exclude_nodes) <= set(proposed.exclude_nodes)
+
+
+class CaseScore(BaseModel):
+    """One incident's result."""
+
+    root_cause_ok: bool
+    culprit_precision: float
+    culprit_recall: float
+    missing_culprits: list[str] = Field(default_factory=list)
+    actions_ok: bool
+    missing_actions: list[str] = Field(default_factory=list)
+    forbidden_proposed: list[str] = Field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """Right cause, every expected culprit and action, nothing forbidden."""
+        return self.root_cause_ok and not self.missing_culprits and self.actions_ok and not self.forbidden_proposed
+
+
+def score_case(expected: Expected, d: Diagnosis) -> CaseScore:
+    """Compare a diagnosis with what the incident expects."""
+    got = set(d.culprits)
+    want = set(expected.culprits)
+    proposed = [a.spec for a in d.proposed_actions]
+    missing_actions = [a.model_dump_json(exclude_none=True, exclude_defaults=True) for a in expected.actions
+                       if not any(action_matches(a, p) for p in proposed)]
+    forbidden = [p.model_dump_json(exclude_none=True, exclude_defaults=True) for p in proposed
+                 if any(action_matches(f, p) for f in expected.forbidden)]
+    if expected.root_cause == "healthy" and proposed:
+        forbidden += [p.model_dump_json(exclude_none=True) for p in proposed if p.type not in ("notify_owner",)]
+    return CaseScore(
+        root_cause_ok=d.root_cause == expected.root_cause,
+        culprit_precision=len(got & want) / len(got) if got else float(not want),
+        culprit_recall=len(got & want) / len(want) if want else 1.0,
+        missing_culprits=sorted(want - got),
+        actions_ok=not missing_actions,
+        missing_actions=missing_actions,
+        forbidden_proposed=forbidden,
+    )
