@@ -55,7 +55,9 @@ def _parser(path: str, format_id: str) -> Callable[..., list[Any]]:
         raise UnknownFormatError(path, format_id) from None
     try:
         return getattr(importlib.import_module(module), func)
-    except (ImportError, AttributeError):
+    except ModuleNotFoundError as e:
+        if e.name != module:  # a parser's own broken import is a bug, not an unknown format
+            raise
         raise UnknownFormatError(path, format_id) from None
 
 
