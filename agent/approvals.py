@@ -20,6 +20,9 @@ changes in the database:
     ├── SelfApprovalRefused    the requester approving their own irreversible action
     └── ApproverNotAllowed     the approver is not in the allowed set (from config)
 
+Given an :class:`agent.audit.AuditLog`, the store appends every request, approval, denial, use
+and refusal to it before the database changes; if the audit store cannot record, nothing changes.
+
 A paused pydantic-ai run (a ``DeferredToolRequests`` output) is saved with
 :meth:`ApprovalStore.save_run_state`: the message history from ``result.all_messages_json()``
 and the tool calls awaiting approval, each tied to its approval id. A later process loads it
@@ -31,7 +34,8 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Literal
@@ -41,6 +45,7 @@ from pydantic_ai import ModelMessagesTypeAdapter
 from sqlite_utils import Database
 from sqlite_utils.db import NotFoundError
 
+from agent.audit import AuditLog
 from tools.errors import WardenError
 from tools.models.ids import READ_ONLY_ACTIONS, REVERSIBLE_ACTIONS
 
@@ -166,9 +171,14 @@ class ApprovalStore:
         db_path: SQLite file; created with its tables if missing. Several processes may share it.
         allowed_approvers: user names who may approve or deny (from config). Empty means nobody
             can approve: the store fails closed.
+        audit: when given, every request, approval, denial, use and refusal is appended to it
+            (kind ``approval_request`` or ``approval``) before the database changes.
     """
 
-    def __init__(self, db_path: Path | str, allowed_approvers: Iterable[str] = ()) -> None:
+    def __init__(
+        self, db_path: Path | str, allowed_approvers: Iterable[str] = (), audit: AuditLog | None = None
+    ) -> None:
+        self._audit = audit
         self._db = Database(db_path)
         self._db.execute("PRAGMA busy_timeout = 5000")
         self.allowed_approvers = frozenset(allowed_approvers)
@@ -218,6 +228,8 @@ class ApprovalStore:
         row = request.model_dump(mode="json")
         row["params"] = json.dumps(params, sort_keys=True, separators=(",", ":"))
         row["created_at"], row["expires_at"] = _ts(request.created_at), _ts(request.expires_at)
+        if self._audit is not None:
+            self._audit.append("approval_request", request.model_dump(mode="json"), run_id=run_id)
         self._db["approvals"].insert(row)
         return request
 
@@ -240,6 +252,21 @@ class ApprovalStore:
         rows = self._db["approvals"].rows_where("status = ?", ["pending"], order_by="created_at")
         pending = [self.get(row["id"]) for row in rows]
         return [r for r in pending if r.expires_at > moment]
+
+    def _record(self, event: str, approval_id: str, run_id: str | None, **fields: str | None) -> None:
+        if self._audit is not None:
+            self._audit.append("approval", {"event": event, "approval_id": approval_id, **fields}, run_id=run_id)
+
+    @contextmanager
+    def _refusals_recorded(self, event: str, approval_id: str, **fields: str | None) -> Iterator[None]:
+        try:
+            yield
+        except ApprovalError as exc:
+            run_id = None
+            if not isinstance(exc, ApprovalNotFound):
+                run_id = self.get(approval_id).run_id
+            self._record("refused", approval_id, run_id, attempted=event, error=type(exc).__name__, message=str(exc), **fields)
+            raise
 
     def _check_approver(self, request: ApprovalRequest, approver: str) -> None:
         if approver not in self.allowed_approvers:
@@ -266,17 +293,19 @@ class ApprovalStore:
             ApproverNotAllowed, SelfApprovalRefused (irreversible actions only).
         """
         moment = _utc(now)
-        request = self.get(approval_id)
-        if request.status != "pending":
-            raise ApprovalAlreadyDecided(f"approval {approval_id}: already {request.status}")
-        if moment >= request.expires_at:
-            raise ApprovalExpired(f"approval {approval_id}: expired at {_ts(request.expires_at)}")
-        if plan_hash != request.plan_hash:
-            raise PlanHashMismatch(
-                f"approval {approval_id}: plan hash {plan_hash[:16]} does not match the requested plan {request.plan_hash[:16]}"
-            )
-        self._check_approver(request, approver)
-        return self._decide(request, "approved", approver, moment, None)
+        with self._refusals_recorded("approve", approval_id, approver=approver, plan_hash=plan_hash):
+            request = self.get(approval_id)
+            if request.status != "pending":
+                raise ApprovalAlreadyDecided(f"approval {approval_id}: already {request.status}")
+            if moment >= request.expires_at:
+                raise ApprovalExpired(f"approval {approval_id}: expired at {_ts(request.expires_at)}")
+            if plan_hash != request.plan_hash:
+                raise PlanHashMismatch(
+                    f"approval {approval_id}: plan hash {plan_hash[:16]} does not match the requested plan {request.plan_hash[:16]}"
+                )
+            self._check_approver(request, approver)
+            self._record("approve", approval_id, request.run_id, approver=approver, plan_hash=plan_hash)
+            return self._decide(request, "approved", approver, moment, None)
 
     def deny(self, approval_id: str, approver: str, reason: str, now: datetime | None = None) -> ApprovalRequest:
         """Deny a pending request; an allowed approver or the requester (withdrawing it) may deny.
@@ -285,12 +314,14 @@ class ApprovalStore:
             ApprovalNotFound, ApprovalAlreadyDecided, ApproverNotAllowed.
         """
         moment = _utc(now)
-        request = self.get(approval_id)
-        if request.status != "pending":
-            raise ApprovalAlreadyDecided(f"approval {approval_id}: already {request.status}")
-        if approver not in self.allowed_approvers and approver != request.requester:
-            raise ApproverNotAllowed(f"approval {approval_id}: {approver!r} may not deny it")
-        return self._decide(request, "denied", approver, moment, reason)
+        with self._refusals_recorded("deny", approval_id, approver=approver, reason=reason):
+            request = self.get(approval_id)
+            if request.status != "pending":
+                raise ApprovalAlreadyDecided(f"approval {approval_id}: already {request.status}")
+            if approver not in self.allowed_approvers and approver != request.requester:
+                raise ApproverNotAllowed(f"approval {approval_id}: {approver!r} may not deny it")
+            self._record("deny", approval_id, request.run_id, approver=approver, reason=reason)
+            return self._decide(request, "denied", approver, moment, reason)
 
     def consume(self, approval_id: str, plan_hash: str, now: datetime | None = None) -> ApprovalRequest:
         """Use an approval once, for the plan about to run; a second call raises ApprovalReused.
@@ -304,6 +335,10 @@ class ApprovalStore:
             PlanHashMismatch, ApproverNotAllowed, SelfApprovalRefused.
         """
         moment = _utc(now)
+        with self._refusals_recorded("consume", approval_id, plan_hash=plan_hash):
+            return self._consume(approval_id, plan_hash, moment)
+
+    def _consume(self, approval_id: str, plan_hash: str, moment: datetime) -> ApprovalRequest:
         request = self.get(approval_id)
         if request.status == "consumed":
             raise ApprovalReused(f"approval {approval_id}: already used at {_ts(request.consumed_at or moment)}")
@@ -316,6 +351,7 @@ class ApprovalStore:
                 f"approval {approval_id}: plan hash {plan_hash[:16]} does not match the approved plan {request.plan_hash[:16]}"
             )
         self._check_approver(request, request.approver or "")
+        self._record("consume", approval_id, request.run_id, approver=request.approver, plan_hash=plan_hash)
         cursor = self._db.execute(
             "UPDATE approvals SET status = 'consumed', consumed_at = ? WHERE id = ? AND status = 'approved'",
             [_ts(moment), approval_id],

@@ -283,3 +283,41 @@ def test_run_state_round_trip_and_garbage_refused(store: ApprovalStore, db: Path
         store.save_run_state("run-8", b"not json", [])
     with pytest.raises(ApprovalNotFound):
         store.load_run_state("run-8")
+
+
+# ---- audit trail ---------------------------------------------------------------------------
+
+
+def test_every_step_and_refusal_is_audited_before_it_takes_effect(db: Path, tmp_path: Path) -> None:
+    import sqlite3
+
+    from agent.audit import AuditIntegrityError, AuditLog
+
+    audit = AuditLog(tmp_path / "audit.db")
+    store = ApprovalStore(db, {"alice", "bob"}, audit=audit)
+    req = ask(store)
+    with pytest.raises(SelfApprovalRefused):
+        store.approve(req.id, "alice", HASH, now=T0)
+    store.approve(req.id, "bob", HASH, now=T0)
+    store.consume(req.id, HASH, now=T0)
+    with pytest.raises(ApprovalReused):
+        store.consume(req.id, HASH, now=T0)
+    events = [(r.kind, r.payload.get("event"), r.payload.get("error")) for r in audit.records()]
+    assert events == [
+        ("approval_request", None, None),
+        ("approval", "refused", "SelfApprovalRefused"),
+        ("approval", "approve", None),
+        ("approval", "consume", None),
+        ("approval", "refused", "ApprovalReused"),
+    ]
+    assert all(r.run_id == "run-1" for r in audit.records())
+    assert audit.verify().ok
+
+    # When the audit store cannot record the approval, the approval does not happen.
+    second = ask(store)
+    with sqlite3.connect(tmp_path / "audit.db") as conn:
+        conn.execute("DROP TRIGGER audit_head_no_delete")
+        conn.execute("DELETE FROM audit_head")
+    with pytest.raises(AuditIntegrityError):
+        store.approve(second.id, "bob", HASH, now=T0)
+    assert store.get(second.id).status == "pending"
