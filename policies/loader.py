@@ -209,7 +209,7 @@ def load_bundle(paths: list[Path], schema_path: Path) -> PolicyBundle:
             a template; or no policy file was found.
     """
     schema = load_schema(schema_path)
-    files = expand_policy_paths(paths)
+    files = expand_policy_paths([Path(p) for p in paths])
     policy_set: cedarpy.PolicySet | None = None
     index: dict[str, LoadedPolicy] = {}
     for path in files:
