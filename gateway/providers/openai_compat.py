@@ -1,18 +1,23 @@
 """Provider for any OpenAI-compatible server: the OpenAI API, vLLM, llama.cpp server, Ollama.
 
-Owns one pooled ``httpx.AsyncClient`` (keep-alive connections, no client-side retries: the
-gateway's router retries), the auth header, the base URL, timeouts, and the mapping of httpx
-errors and upstream statuses to ``gateway.errors``.
+Owns one pooled aiohttp ``ClientSession`` per event loop (keep-alive connections, no
+client-side retries: the gateway's router retries), the auth header, the base URL, timeouts,
+and the mapping of aiohttp errors and upstream statuses to ``gateway.errors``.
+
+aiohttp rather than httpx: measured on 2 cores against a 10 ms upstream, httpx 0.28's pool
+served 176 req/s at concurrency 128 (p99 5 s) where aiohttp served 5,800 (p99 45 ms); the
+gateway's added-latency target cannot be met with the former.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
+import aiohttp
 
 from gateway.config import OpenAICompatProviderConfig
 from gateway.errors import (
@@ -34,32 +39,38 @@ class OpenAICompatProvider(Provider):
 
     Args:
         config: The provider's typed settings (``openai_*``).
-        transport: Optional httpx transport (e.g. ``httpx.ASGITransport`` for an in-process upstream).
     """
 
     redacts = True
 
-    def __init__(self, config: OpenAICompatProviderConfig, *, transport: httpx.AsyncBaseTransport | None = None):
+    def __init__(self, config: OpenAICompatProviderConfig) -> None:
         self.name = config.name
         self.config = config
         key = config.openai_api_key.get_secret_value() if config.openai_api_key else None
         if key is None and config.openai_api_key_env:
             key = os.environ.get(config.openai_api_key_env)
-        headers = {"content-type": "application/json", **config.openai_extra_headers}
+        self._headers = {"content-type": "application/json", **config.openai_extra_headers}
         if key:
-            headers["authorization"] = f"Bearer {key}"
+            self._headers["authorization"] = f"Bearer {key}"
         self._url = config.openai_base_url.rstrip("/") + "/chat/completions"
-        self._client = httpx.AsyncClient(
-            headers=headers,
-            timeout=httpx.Timeout(config.openai_timeout_s, connect=config.openai_connect_timeout_s),
-            limits=httpx.Limits(
-                max_connections=config.openai_max_connections,
-                max_keepalive_connections=config.openai_max_connections,
-                keepalive_expiry=30.0,
-            ),
-            transport=transport,
-            trust_env=False,
+        self._timeout = aiohttp.ClientTimeout(
+            total=None, connect=config.openai_connect_timeout_s, sock_read=config.openai_timeout_s
         )
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._loop is not loop or self._session.closed:
+            connector = aiohttp.TCPConnector(
+                limit=self.config.openai_max_connections, keepalive_timeout=30.0, ttl_dns_cache=300
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector, headers=self._headers, timeout=self._timeout, trust_env=False,
+                skip_auto_headers=("User-Agent",),
+            )
+            self._loop = loop
+        return self._session
 
     def _body(self, request: dict[str, Any], *, stream: bool) -> bytes:
         body = dict(request)
@@ -79,8 +90,8 @@ class OpenAICompatProvider(Provider):
             return ProviderServerError(self.name, msg, upstream_status=status)
         return ProviderRejected(self.name, msg, upstream_status=status)
 
-    def _transport_error(self, exc: httpx.HTTPError) -> ProviderError:
-        if isinstance(exc, httpx.TimeoutException):
+    def _transport_error(self, exc: BaseException) -> ProviderError:
+        if isinstance(exc, (asyncio.TimeoutError, aiohttp.ServerTimeoutError)):
             return ProviderTimeout(self.name, f"timed out: {type(exc).__name__}")
         return ProviderConnectionError(self.name, f"{type(exc).__name__}: {exc}")
 
@@ -92,13 +103,15 @@ class OpenAICompatProvider(Provider):
             ProviderRejected, ProviderBadResponse.
         """
         try:
-            resp = await self._client.post(self._url, content=self._body(request, stream=False))
-        except httpx.HTTPError as exc:
+            async with self._client().post(self._url, data=self._body(request, stream=False)) as resp:
+                content = await resp.read()
+                status = resp.status
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             raise self._transport_error(exc) from exc
-        if resp.status_code >= 400:
-            raise self._status_error(resp.status_code, resp.content)
+        if status >= 400:
+            raise self._status_error(status, content)
         try:
-            data = json.loads(resp.content)
+            data = json.loads(content)
         except ValueError as exc:
             raise ProviderBadResponse(self.name, f"invalid JSON: {exc}") from exc
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
@@ -112,23 +125,29 @@ class OpenAICompatProvider(Provider):
             ProviderError subclasses, before the first chunk for status and connect errors.
         """
         try:
-            async with self._client.stream("POST", self._url, content=self._body(request, stream=True)) as resp:
-                if resp.status_code >= 400:
-                    await resp.aread()
-                    raise self._status_error(resp.status_code, resp.content)
-                async for line in resp.aiter_lines():
-                    if not line.startswith("data:"):
+            async with self._client().post(self._url, data=self._body(request, stream=True)) as resp:
+                if resp.status >= 400:
+                    raise self._status_error(resp.status, await resp.read())
+                async for raw in resp.content:
+                    line = raw.strip()
+                    if not line.startswith(b"data:"):
                         continue
                     data = line[5:].strip()
-                    if data == "[DONE]":
+                    if data == b"[DONE]":
                         return
                     try:
-                        yield json.loads(data)
+                        chunk = json.loads(data)
                     except ValueError as exc:
                         raise ProviderBadResponse(self.name, f"invalid JSON chunk: {exc}") from exc
-        except httpx.HTTPError as exc:
+                    yield chunk
+        except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             raise self._transport_error(exc) from exc
 
     async def aclose(self) -> None:
-        """Close the pooled connections."""
-        await self._client.aclose()
+        """Close the pooled connections of the current session."""
+        if self._session is not None and not self._session.closed:
+            try:
+                await self._session.close()
+            except RuntimeError:  # session bound to another, closed event loop
+                pass
+        self._session = None
