@@ -1,0 +1,81 @@
+"""Reading ``scontrol show job|node`` key=value records (private to the Slurm parsers).
+
+scontrol prints one record per object: the first line starts with ``JobId=`` / ``NodeName=`` at
+column 0, continuation lines are indented, and records are separated by blank lines (lines of
+blanks). Keys are words such as ``CPUs/Task``, ``ReqB:S:C:T`` or ``MCS_label``. Most values have
+no blanks; the free-text keys (``JobName``, ``Comment``, ``Command``, ``WorkDir``, ``StdOut``,
+``Reason`` of a node, ``OS``...) run to the end of their line, which is how scontrol prints them
+(each is the last key of its line). A word without ``=`` continues the previous value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tools.errors import ParseError
+
+__all__ = ["Record", "read_records"]
+
+_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9_:/.()\-]*)=(.*)$", re.S)
+
+
+@dataclass
+class Record:
+    """One scontrol record: its first line number and its keys (first occurrence wins)."""
+
+    line_no: int
+    values: dict[str, str] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+    """Line number of each key, for error messages."""
+
+
+def read_records(text: str, *, path: str, first_key: str, rest_of_line: frozenset[str]) -> list[Record]:
+    """Split scontrol output into records keyed by ``first_key`` (``JobId`` or ``NodeName``).
+
+    Raises:
+        ParseError: text outside a record, a record that does not start with ``first_key=``,
+            or a line that is not key=value.
+    """
+    records: list[Record] = []
+    current: Record | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            current = None
+            continue
+        starts = line.startswith(first_key + "=")
+        if starts:
+            current = Record(number)
+            records.append(current)
+        elif current is None:
+            raise ParseError(path, number, f"expected a record starting with {first_key}=, got {line.strip()[:60]!r}")
+        elif not line[:1].isspace():
+            raise ParseError(path, number, f"unindented line inside a {first_key} record")
+        _read_line(line, number, current, path=path, rest_of_line=rest_of_line)
+    if not records:
+        raise ParseError(path, None, f"no {first_key}= records")
+    return records
+
+
+def _read_line(line: str, number: int, record: Record, *, path: str, rest_of_line: frozenset[str]) -> None:
+    last_key: str | None = None
+    for match in re.finditer(r"\S+", line):
+        word = match.group()
+        kv = _KEY.match(word)
+        if kv and kv.group(1) in rest_of_line:
+            value = line[match.start() + len(kv.group(1)) + 1 :].rstrip()
+            _set(record, kv.group(1), value, number)
+            return
+        if kv:
+            last_key = kv.group(1)
+            _set(record, last_key, kv.group(2), number)
+        elif last_key is not None:
+            record.values[last_key] += " " + word
+        else:
+            raise ParseError(path, number, f"expected key=value, got {word[:40]!r}")
+
+
+def _set(record: Record, key: str, value: str, number: int) -> None:
+    if key not in record.values:
+        record.values[key] = value
+        record.lines[key] = number
