@@ -88,3 +88,5 @@ class JobLogSummary(BaseModel):
     last_timestamp: datetime | None = None
     last_step: int | None = None
     events: int = 0
+    kinds: dict[str, int] = Field(default_factory=dict)
+    """Events seen per kind, including any beyond the per-kind cap that were not kept."""

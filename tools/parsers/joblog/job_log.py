@@ -1,0 +1,204 @@
+"""Parser for job stdout/stderr (format job-log): NCCL, PyTorch, CUDA and Slurm events.
+
+Lines may carry a launcher rank prefix (``[rank3]:`` from PyTorch >= 2.2, ``3: `` from
+``srun --label``, ``[1,3]<stderr>:`` from ``mpirun --tag-output``); otherwise the rank comes from
+``[Rank 3]`` / ``[PG 1 Rank 3]`` in the text. Multi-line shapes handled:
+
+* Python tracebacks (one event per ``Traceback (most recent call last):``, typed by its final
+  line; interleaved ranks are tracked separately when prefixed);
+* the NCCL watchdog timeout printed over several lines (NCCL-01 in public-incidents.md)::
+
+      [Rank 0] Watchdog caught collective operation timeout:
+        WorkNCCL(..., OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000)
+        ran for 1800090 milliseconds before timing out.
+
+Everything else is classified line by line (tools.parsers.joblog.job_log_lines). Only the last
+training-progress line is kept, and one JobLogSummary closes the list. A line is the unit: a file
+cut mid-line is parsed as far as it goes. Real shapes: see tests/fixtures/job-log/SOURCES.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import datetime
+
+from tools.models.logs import JobLogEvent, JobLogSummary
+from tools.parsers.joblog.job_log_lines import (
+    classify,
+    exception_type,
+    find_timestamp,
+    parse_watchdog,
+    progress_fields,
+    rank_in_text,
+    split_rank,
+)
+
+__all__ = ["parse_job_log", "MAX_MESSAGE", "MAX_EVENTS_PER_KIND"]
+
+MAX_MESSAGE = 500
+MAX_EVENTS_PER_KIND = 200
+"""Events kept per kind and file; the summary counts every event seen, kept or not."""
+
+_WATCHDOG = re.compile(r"Watchdog caught collective operation timeout")
+_WATCHDOG_CONT = re.compile(r"^(?:WorkNCCL\(|ran for \d+ milliseconds)")
+_CARETS = re.compile(r"^[\^~ ]+$")
+_FINAL_FALLBACK = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s(?P<msg>.*))?$")
+_MAX_TRACEBACK_LINES = 500
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
+class _Traceback:
+    """One Python traceback being read, from its ``Traceback (most recent call last):`` line."""
+
+    def __init__(self, line: int, rank: int | None, ts: datetime | None) -> None:
+        self.line, self.rank, self.ts = line, rank, ts
+        self.after_file = False
+        self.count = 0
+
+    def feed(self, text: str) -> tuple[bool, tuple[str, str] | None]:
+        """(line consumed as frame/code, (exception type, final line) when this line ends it)."""
+        self.count += 1
+        if text.startswith('File "'):
+            self.after_file = True
+            return True, None
+        if self.after_file or _CARETS.match(text):
+            self.after_file = False
+            if exception_type(text) is None:
+                return True, None  # source line (or ^^^^ markers) of the frame above
+        exc = exception_type(text)
+        if exc is not None:
+            return False, (exc, text)
+        m = _FINAL_FALLBACK.match(text)
+        if m and (m["msg"] is not None or text[:1].isupper()):
+            return False, (m["type"], text)
+        return True, None
+
+
+class _Watchdog:
+    """An NCCL watchdog timeout message whose WorkNCCL(...) / ran-for parts follow on next lines."""
+
+    def __init__(self, line: int, rank: int | None, ts: datetime | None, text: str) -> None:
+        self.line, self.rank, self.ts, self.parts = line, rank, ts, [text]
+
+    def complete(self) -> bool:
+        return "before timing out" in self.parts[-1] or len(self.parts) >= 3
+
+
+def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLogEvent | JobLogSummary]:
+    """Parse a job's stdout/stderr (format job-log).
+
+    Args:
+        text: the log text.
+        path: snapshot-relative path; events carry it with their 1-based line number.
+        job: the manifest's job id, copied onto events and the summary.
+
+    Returns the events in file order followed by exactly one JobLogSummary (line count, last
+    timestamp, last training step, event counts). Event kinds and their fields:
+    ``nccl_timeout`` (op, numel, numel_out, timeout_ms, ran_for_ms, seq; one per rank and
+    collective), ``nccl_remote_error`` (peer, port, status, vendor, host), ``nccl_error``,
+    ``cuda_oom`` (tried/total/allocated/reserved/free_gib, gpu), ``cuda_error`` (error),
+    ``traceback`` (exception_type; message = final line), ``checkpoint_write_failure``,
+    ``checkpoint_load_failure``, ``nan_loss`` (metric, value, step), ``enospc`` (error ENOSPC or
+    EDQUOT), ``slurm_message`` (what, id, node, state, at, reason / tasks, status, exit_code /
+    oom_kill_events) and ``progress`` (step, loss, epoch; the last one only). Messages are capped
+    at 500 characters. Never raises on content.
+    """
+    events: list[JobLogEvent] = []
+    seen = Counter[str]()
+    tracebacks: dict[int | None, _Traceback] = {}
+    watchdogs: dict[int | None, _Watchdog] = {}
+    timeouts: set[tuple[object, ...]] = set()
+    progress: JobLogEvent | None = None
+    last_ts: datetime | None = None
+
+    def emit(kind: str, line: int, rank: int | None, ts: datetime | None, message: str,
+             exc: str | None = None, fields: dict[str, str] | None = None) -> None:
+        seen[kind] += 1
+        last = events[-1] if events else None
+        if (kind == "nccl_remote_error" and last is not None and last.kind == kind and last.rank == rank
+                and line - last.line <= 4):
+            for key, value in (fields or {}).items():
+                last.fields.setdefault(key, value)  # one remote error printed over several lines
+            seen[kind] -= 1
+            return
+        if seen[kind] > MAX_EVENTS_PER_KIND:
+            return
+        events.append(JobLogEvent(job=job, file=path, line=line, kind=kind, rank=rank, timestamp=ts,  # type: ignore[arg-type]
+                                  exception_type=exc, message=_cap(message), fields=fields or {}))
+
+    def finish_watchdog(w: _Watchdog) -> None:
+        joined = " ".join(w.parts)
+        fields = parse_watchdog(joined)
+        key = (w.rank, fields.get("seq"), fields.get("op"), fields.get("timeout_ms"))
+        if key in timeouts:
+            return  # the same timeout repeated (e.g. in "terminate called ... what():")
+        timeouts.add(key)
+        emit("nccl_timeout", w.line, w.rank, w.ts, joined, None, fields)
+
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        prefix_rank, message = split_rank(raw)
+        stripped = message.strip()
+        ts = find_timestamp(stripped)
+        last_ts = ts or last_ts
+        rank = prefix_rank if prefix_rank is not None else rank_in_text(stripped)
+        key = prefix_rank
+
+        pending = watchdogs.get(key)
+        if pending is not None:
+            if _WATCHDOG_CONT.match(stripped):
+                pending.parts.append(stripped)
+                if pending.complete():
+                    finish_watchdog(watchdogs.pop(key))
+                continue
+            finish_watchdog(watchdogs.pop(key))
+
+        tb = tracebacks.get(key)
+        if tb is not None:
+            consumed, final = tb.feed(stripped)
+            if final is not None or tb.count > _MAX_TRACEBACK_LINES:
+                exc, last_line = final if final is not None else (None, "Traceback (most recent call last): (too long)")
+                emit("traceback", tb.line, tb.rank, tb.ts, last_line, exc)
+                del tracebacks[key]
+            if consumed:
+                continue
+        if stripped.startswith("Traceback (most recent call last)"):
+            tracebacks[key] = _Traceback(lineno, rank, ts)
+            continue
+
+        if _WATCHDOG.search(stripped):
+            w = _Watchdog(lineno, rank, ts, stripped)
+            if "before timing out" in stripped:
+                finish_watchdog(w)
+            else:
+                watchdogs[key] = w
+            continue
+
+        found = classify(stripped)
+        for kind, exc, fields in found:
+            emit(kind, lineno, rank, ts, stripped, exc, fields)
+        if all(kind == "nan_loss" for kind, _, _ in found):
+            fields = progress_fields(stripped)
+            if fields is not None:
+                progress = JobLogEvent(job=job, file=path, line=lineno, kind="progress", rank=rank, timestamp=ts,
+                                       message=_cap(stripped), fields=fields)
+
+    for w in watchdogs.values():
+        finish_watchdog(w)
+    for tb in tracebacks.values():
+        emit("traceback", tb.line, tb.rank, tb.ts, "Traceback (most recent call last): (cut off before its last line)")
+    if progress is not None:
+        seen["progress"] += 1
+        events.append(progress)
+    events.sort(key=lambda e: e.line)
+    summary = JobLogSummary(
+        job=job, file=path, lines=len(text.splitlines()), last_timestamp=last_ts,
+        last_step=int(progress.fields["step"]) if progress is not None else None, events=len(events),
+        kinds=dict(seen),
+    )
+    return [*events, summary]

@@ -1,0 +1,230 @@
+"""Single-line classifiers for job logs (used by tools.parsers.joblog.job_log).
+
+Each ``classify_*`` function looks at one message (rank prefix already removed) and returns
+``(kind, exception_type, fields)`` or None. Shapes are those of PyTorch 1.x/2.x, NCCL, CUDA and
+Slurm as printed in public issue threads (see tests/fixtures/job-log/SOURCES.md).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+__all__ = [
+    "Classified", "split_rank", "rank_in_text", "find_timestamp", "exception_type", "classify",
+    "parse_watchdog", "progress_fields", "size_gib",
+]
+
+Classified = tuple[str, str | None, dict[str, str]]
+
+_RANK_PREFIXES = [
+    re.compile(r"^\[rank(?P<rank>\d+)\]:\s?"),  # PyTorch >= 2.2
+    re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?"),  # mpirun --tag-output
+    re.compile(r"^(?P<rank>\d+): "),  # srun --label
+]
+_RANK_IN_TEXT = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]")
+_TIMESTAMP = re.compile(r"(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d{1,9}))?(?P<tz>Z|[+-]\d\d:?\d\d)?")
+_EXC_TYPE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Abort|Failure))\b:?")
+
+_WATCHDOG = re.compile(r"Watchdog caught collective operation timeout")
+_WORK = re.compile(r"WorkNCCL\((?P<args>.*)\)")  # greedy: "Timeout(ms)=…" holds a ")"
+_RAN_FOR = re.compile(r"ran for (?P<ms>\d+) milliseconds")
+_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory")
+_OOM_OLD = re.compile(
+    r"Tried to allocate (?P<tried>[\d.]+ \w+) \(GPU (?P<gpu>\d+); (?P<total>[\d.]+ \w+) total capacity; "
+    r"(?P<allocated>[\d.]+ \w+) already allocated; (?P<free>[\d.]+ \w+) free;(?: [\d.]+ \w+ allowed;)? "
+    r"(?P<reserved>[\d.]+ \w+) reserved in total by PyTorch"
+)
+_OOM_NEW = re.compile(
+    r"Tried to allocate (?P<tried>[\d.]+ \w+)\. GPU (?P<gpu>\d+) has a total capac?i?ty of (?P<total>[\d.]+ \w+) "
+    r"of which (?P<free>[\d.]+ \w+) is free\.(?: Including non-PyTorch memory, this process has (?P<in_use>[\d.]+ \w+) memory in use\.)?"
+    r"(?: Of the allocated memory (?P<allocated>[\d.]+ \w+) is allocated by PyTorch, and (?P<unalloc>[\d.]+ \w+) is reserved by PyTorch but unallocated)?"
+)
+_CUDA_ERROR = re.compile(r"CUDA error: (?P<error>[^.\n]+)|(?P<cublas>CUBLAS_STATUS_\w+)|(?P<api>cudaError\w+)")
+_REMOTE = re.compile(
+    r"ncclRemoteError|remote process exited or there was a network error|NET/IB ?: Got completion from peer"
+    r"|Connection closed by remote peer"
+)
+_PEER = re.compile(r"(?:from|remote) peer (?P<peer>[^\s<]+)(?:<(?P<port>\d+)>)?")
+_IB_STATUS = re.compile(r"with (?:error|status=)\s?(?P<status>\d+)")
+_VENDOR = re.compile(r"vendor err (?P<vendor>\d+)")
+_NCCL_HOST = re.compile(r"^(?P<host>[\w.-]+):\d+:\d+ \[\d+\]")
+_NCCL_ERROR = re.compile(r"NCCL WARN|NCCL error|nccl(?:System|Internal|InvalidUsage|InvalidArgument|UnhandledCuda)Error|DistBackendError")
+_NCCL_VERSION = re.compile(r"NCCL version (?P<version>[\d.]+(?:\+cuda[\d.]+)?)")
+_CKPT_WRITE = re.compile(
+    r"PytorchStreamWriter failed|(?:fail\w*|error\w*|unable) (?:to |while |when )?(?:sav|writ)\w* (?:the )?(?:model |state )?checkpoint"
+    r"|checkpoint\w* (?:save|write|saving|writing) (?:failed|error)",
+    re.IGNORECASE,
+)
+_CKPT_LOAD = re.compile(
+    r"PytorchStreamReader failed|failed finding central directory|Error\(s\) in loading state_dict|unexpected EOF"
+    r"|EOFError: Ran out of input|UnpicklingError|SafetensorError|(?:fail\w*|error\w*|unable) (?:to |while |when )?(?:load|read)\w* (?:the )?checkpoint",
+    re.IGNORECASE,
+)
+_SAVING = re.compile(r"checkpoint|torch\.save|\bsav(?:e|ing)\b|\.(?:pt|pth|ckpt|safetensors|bin)\b", re.IGNORECASE)
+_ENOSPC = re.compile(r"No space left on device|\bENOSPC\b|Errno 28\b|errno 28\b|Disk quota exceeded|\bEDQUOT\b|Errno 122\b")
+_NAN = re.compile(
+    r"\b(?P<metric>(?:\w+_)?loss|grad[_ ]?norm)\b['\"]?\s*(?:[:=]|\bis\b)?\s*\(?(?P<value>[-+]?nan|[-+]?inf(?:inity)?)\b",
+    re.IGNORECASE,
+)
+_SLURM_CANCEL = re.compile(
+    r"\*\*\* (?P<what>JOB|STEP) (?P<id>[\d._a-z]+) ON (?P<node>\S+) (?P<state>CANCELLED|FAILED)"
+    r"(?: AT (?P<at>\S+))?(?: DUE TO (?P<reason>[A-Z ]+?))?(?: \*\*\*|$)"
+)
+_SRUN_EXIT = re.compile(r"srun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,-]+): (?P<status>.+?)\s*$")
+_SLURM_OOM = re.compile(r"Detected (?P<n>\d+) oom[-_]kill event")
+_SLURM_LINE = re.compile(r"^(?:slurmstepd(?:-\S+)?: (?:error|\*\*\*)|srun: (?:error|Job step aborted|forcing job termination)|.*\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED)")
+_STEP = re.compile(r"\b(?:global_step|step|iter(?:ation)?)\b\s*[:=]?\s*(?P<step>\d+)", re.IGNORECASE)
+_LOSS = re.compile(r"\b(?P<name>(?:lm |train_|train |val_)?loss)\b['\"]?\s*[:=]?\s*(?P<loss>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf)\b", re.IGNORECASE)
+_EPOCH = re.compile(r"\bepoch\b\s*[:=]?\s*(?P<epoch>\d+)", re.IGNORECASE)
+_UNIT_GIB = {"B": 1 / 1024**3, "BYTES": 1 / 1024**3, "KIB": 1 / 1024**2, "MIB": 1 / 1024, "GIB": 1.0, "TIB": 1024.0}
+
+
+def split_rank(line: str) -> tuple[int | None, str]:
+    """(global rank from a launcher prefix, the line without it)."""
+    for rx in _RANK_PREFIXES:
+        m = rx.match(line)
+        if m:
+            return int(m["rank"]), line[m.end():]
+    return None, line
+
+
+def rank_in_text(message: str) -> int | None:
+    m = _RANK_IN_TEXT.search(message)
+    return int(m["rank"]) if m else None
+
+
+def find_timestamp(message: str) -> datetime | None:
+    """A ``YYYY-MM-DD[ T]HH:MM:SS`` timestamp in the first 80 characters, as printed (naive
+    unless the line gives a zone)."""
+    m = _TIMESTAMP.search(message[:80])
+    if not m:
+        return None
+    frac = (m["frac"] or "0")[:6].ljust(6, "0")
+    tz = m["tz"] or ""
+    if tz and tz != "Z" and ":" not in tz:
+        tz = tz[:3] + ":" + tz[3:]
+    try:
+        return datetime.fromisoformat(f"{m['date']}T{m['time']}.{frac}{'+00:00' if tz == 'Z' else tz}")
+    except ValueError:
+        return None
+
+
+def size_gib(text: str) -> str:
+    """``10.84 GiB`` / ``32.00 MiB`` / ``0 bytes`` -> GiB with two decimals, as a string."""
+    num, unit = text.split()
+    return f"{float(num) * _UNIT_GIB.get(unit.upper(), 1.0):.2f}"
+
+
+def exception_type(message: str) -> str | None:
+    m = _EXC_TYPE.match(message.strip())
+    return m["type"] if m else None
+
+
+def parse_watchdog(text: str) -> dict[str, str]:
+    """Fields of a (joined) NCCL watchdog timeout message."""
+    fields: dict[str, str] = {}
+    work = _WORK.search(text)
+    if work:
+        args = dict(part.strip().split("=", 1) for part in work["args"].split(",") if "=" in part)
+        for key, name in (("SeqNum", "seq"), ("OpType", "op"), ("NumelIn", "numel"), ("NumelOut", "numel_out"), ("Timeout(ms)", "timeout_ms")):
+            if key in args:
+                fields[name] = args[key].strip()[:40]
+    ran = _RAN_FOR.search(text)
+    if ran:
+        fields["ran_for_ms"] = ran["ms"]
+    return fields
+
+
+def progress_fields(message: str) -> dict[str, str] | None:
+    """step (and loss, epoch when printed) of a training progress line, or None."""
+    step = _STEP.search(message)
+    if not step:
+        return None
+    fields = {"step": step["step"]}
+    loss = _LOSS.search(message)
+    if loss:
+        fields["loss"] = loss["loss"]
+    epoch = _EPOCH.search(message)
+    if epoch:
+        fields["epoch"] = epoch["epoch"]
+    return fields if loss or epoch else None
+
+
+def _oom(message: str) -> Classified:
+    fields: dict[str, str] = {}
+    old, new = _OOM_OLD.search(message), _OOM_NEW.search(message)
+    if old:
+        for key in ("tried", "total", "allocated", "free", "reserved"):
+            fields[f"{key}_gib"] = size_gib(old[key])
+        fields["gpu"] = old["gpu"]
+    elif new:
+        for key in ("tried", "total", "free", "allocated", "in_use"):
+            if new[key]:
+                fields[f"{key}_gib"] = size_gib(new[key])
+        if new["allocated"] and new["unalloc"]:
+            fields["reserved_unallocated_gib"] = size_gib(new["unalloc"])
+            fields["reserved_gib"] = f"{float(fields['allocated_gib']) + float(fields['reserved_unallocated_gib']):.2f}"
+        fields["gpu"] = new["gpu"]
+    return "cuda_oom", exception_type(message), fields
+
+
+def _slurm(message: str) -> Classified:
+    fields: dict[str, str] = {}
+    m = _SLURM_CANCEL.search(message)
+    if m:
+        fields = {k: v.strip() for k, v in m.groupdict().items() if v}
+        fields["id"] = fields["id"][:40]
+    m2 = _SRUN_EXIT.search(message)
+    if m2:
+        fields.update(node=m2["node"], tasks=m2["tasks"], status=m2["status"][:120])
+        code = re.search(r"exit code (\d+)", m2["status"])
+        if code:
+            fields["exit_code"] = code.group(1)
+    m3 = _SLURM_OOM.search(message)
+    if m3:
+        fields["oom_kill_events"] = m3["n"]
+    return "slurm_message", None, fields
+
+
+def classify(message: str) -> list[Classified]:
+    """Every event kind one message line is (at most two: ENOSPC while saving is both)."""
+    if _SLURM_LINE.search(message):
+        return [_slurm(message)]
+    if _OOM.search(message):
+        return [_oom(message)]
+    if _REMOTE.search(message):
+        fields = {}
+        for rx in (_PEER, _IB_STATUS, _VENDOR, _NCCL_HOST, _NCCL_VERSION):
+            m = rx.search(message)
+            if m:
+                fields.update({k: v for k, v in m.groupdict().items() if v})
+        return [("nccl_remote_error", exception_type(message), fields)]
+    if _NCCL_ERROR.search(message) and not _WATCHDOG.search(message):
+        fields = {}
+        for rx in (_NCCL_HOST, _NCCL_VERSION):
+            m = rx.search(message)
+            if m:
+                fields.update(m.groupdict())
+        return [("nccl_error", exception_type(message), fields)]
+    cuda = _CUDA_ERROR.search(message)
+    if cuda:
+        error = (cuda["error"] or cuda["cublas"] or cuda["api"]).strip()
+        return [("cuda_error", exception_type(message), {"error": error[:200]})]
+    if _CKPT_LOAD.search(message):
+        return [("checkpoint_load_failure", exception_type(message), {})]
+    found: list[Classified] = []
+    if _CKPT_WRITE.search(message) or (_ENOSPC.search(message) and _SAVING.search(message)):
+        found.append(("checkpoint_write_failure", exception_type(message), {}))
+    enospc = _ENOSPC.search(message)
+    if enospc:
+        quota = "quota" in enospc.group(0).lower() or "122" in enospc.group(0) or "EDQUOT" in enospc.group(0)
+        found.append(("enospc", exception_type(message), {"error": "EDQUOT" if quota else "ENOSPC"}))
+    nan = _NAN.search(message)
+    if nan:
+        fields = {"metric": nan["metric"].lower().replace(" ", "_"), "value": nan["value"].lower()}
+        step = _STEP.search(message)
+        if step:
+            fields["step"] = step["step"]
+        found.append(("nan_loss", None, fields))
+    return found
