@@ -38,6 +38,9 @@ _XID_PID = re.compile(r"pid=(?:'?<unknown>'?|(?P<pid>\d+))")
 _XID_NAME = re.compile(r"name=(?P<name>[^,]+)")
 _PCI = re.compile(r"\b(?P<dom>[0-9a-fA-F]{4,8}):(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})(?:\.(?P<fn>\d))?\b")
 _FALLEN_START = re.compile(r"^NVRM: The NVIDIA GPU (?P<pci>\S+)")
+# Xids that report memory (ECC / row-remap) faults, per NVIDIA's Xid catalogue.
+_XID_ECC = {48: "dbe", 63: "row_remap_pending", 64: "row_remap_failure", 92: "high_sbe_rate",
+            94: "contained_ecc", 95: "uncontained_ecc"}
 _ECC = re.compile(r"uncorrectable|double[- ]bit|\bDBE\b|row remap\w* fail|remapping failure", re.IGNORECASE)
 
 _TARGET = re.compile(r"\b(?P<target>[\w.-]+?-(?:MDT|OST)[0-9a-fA-F]{4})(?:-(?:osc|mdc|lwp)-[0-9a-fA-F]+)?")
@@ -185,9 +188,11 @@ def _event(msg: str, *, path: str, lineno: int, ts: str | None, node: str | None
         pid = _XID_PID.search(rest)
         name = _XID_NAME.search(rest)
         process = name["name"].strip()[:200] if name and "<unknown>" not in name["name"] else None
+        fields = {"pci_printed": m["pci"]}
+        if int(m["xid"]) in _XID_ECC:
+            fields["ecc"] = _XID_ECC[int(m["xid"])]
         return make("xid", xid=int(m["xid"]), pci=normalize_pci(m["pci"]),
-                    pid=int(pid["pid"]) if pid and pid["pid"] else None, process=process,
-                    fields={"pci_printed": m["pci"]})
+                    pid=int(pid["pid"]) if pid and pid["pid"] else None, process=process, fields=fields)
     if msg.startswith("NVRM:"):
         if "fallen off the bus" in msg:
             return make("fallen_off_bus", pci=normalize_pci(msg))
@@ -219,7 +224,7 @@ def parse_kernel_log(text: str, *, path: str, node: str | None = None) -> list[K
         node: the manifest's node; a journalctl host name on the line wins.
 
     Returns the events in file order: ``xid`` (xid, pci as ``dddd:bb:dd.f``, pid/process when
-    printed), ``fallen_off_bus`` (the multi-line NVRM message joined into one event at its first
+    printed, fields ecc for memory-fault Xids 48/63/64/92/94/95), ``fallen_off_bus`` (the multi-line NVRM message joined into one event at its first
     line), ``gpu_ecc``, ``lustre_error`` (fields state/target/op/rc/nid), ``oom_kill`` (pid,
     process, fields anon_rss_kib/constraint/slurm_job; the ``oom-kill:`` and ``Killed process``
     lines of one kill merge), ``ib_link`` (fields state up/down/init/module_error/module_event, and port or module) and

@@ -46,6 +46,27 @@ def test_xid79_and_multiline_fallen_off_bus_without_xid() -> None:
     assert (hung.pid, hung.process, hung.fields["blocked_s"]) == (48377, "pt_data_worker", "120")
 
 
+def test_xid_line_variants_with_and_without_pid() -> None:
+    events = _parse("dmesg-T-xid-variants.log")
+    assert [(e.xid, e.pci, e.pid, e.process) for e in events] == [
+        (13, "0000:cb:00.0", None, None),
+        (109, "0000:cb:00.0", 1797828, "pt_main_thread"),
+        (94, "0000:9b:00.0", 1234, "python3"),
+        (149, "0019:01:00.0", None, None),
+        (31, "0000:01:00.0", None, None),
+    ]
+    assert events[2].fields["ecc"] == "contained_ecc" and "ecc" not in events[0].fields
+    assert events[0].timestamp == "[Fri Aug 30 11:43:09 2024]"
+
+
+def test_ecc_xids_are_tagged_and_non_xid_nvrm_ecc_lines_are_gpu_ecc() -> None:
+    events = _parse("dmesg-xid79-fallen-off-bus.log")
+    assert [e.fields.get("ecc") for e in events if e.kind == "xid"] == [None, "dbe", "row_remap_pending", None]
+    # Synthetic NVRM wording (no Xid number); real drivers report these mostly through Xid 48/63/64/94/95.
+    (ecc,) = parse_kernel_log("[ 9.0] NVRM: GPU 0000:3b:00.0: uncorrectable ECC error detected, row remapping failure\n", path="k")
+    assert (ecc.kind, ecc.pci, ecc.xid) == ("gpu_ecc", "0000:3b:00.0", None)
+
+
 def test_lustre_client_errors_with_target_op_rc_state() -> None:
     events = _parse("dmesg-T-lustre-evictions.log")
     assert all(e.kind == "lustre_error" for e in events)
