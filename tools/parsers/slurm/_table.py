@@ -133,10 +133,10 @@ def split_fixed(line: str, spans: list[tuple[int, int]], line_no: int, *, path: 
     """Cut a fixed-width row into cells by byte spans (the last cell runs to the line's end).
 
     Raises:
-        ParseError: a row that ends before the last column starts, or cuts a character.
+        ParseError: a row that ends before its last two columns, or a cut that splits a character.
     """
     raw = line.rstrip("\n").encode("utf-8")
-    if len(raw.rstrip()) <= spans[-1][0] - 1 and len(spans) > 1:
+    if len(spans) > 1 and len(raw) <= spans[-2][0]:
         raise ParseError(path, line_no, f"row too short for {len(spans)} fixed-width columns")
     cells = []
     for i, (start, end) in enumerate(spans):
