@@ -104,7 +104,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
     ``traceback`` (exception_type; message = final line), ``checkpoint_write_failure``,
     ``checkpoint_load_failure``, ``nan_loss`` (metric, value, step), ``enospc`` (error ENOSPC or
     EDQUOT), ``slurm_message`` (what, id, node, state, at, reason / tasks, status, exit_code /
-    oom_kill_events) and ``progress`` (step, loss, epoch; the last one only). Messages are capped
+    oom_kill_events) and ``progress`` (step, loss, epoch as printed; the last one only). Messages are capped
     at 500 characters. Never raises on content.
     """
     events: list[JobLogEvent] = []
@@ -119,8 +119,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
              exc: str | None = None, fields: dict[str, str] | None = None) -> None:
         seen[kind] += 1
         last = events[-1] if events else None
-        if (kind == "nccl_remote_error" and last is not None and last.kind == kind and last.rank == rank
-                and line - last.line <= 4):
+        if (kind == "nccl_remote_error" and last is not None and last.kind == kind
+                and (rank is None or last.rank == rank) and line - last.line <= 4):
             for key, value in (fields or {}).items():
                 last.fields.setdefault(key, value)  # one remote error printed over several lines
             seen[kind] -= 1
@@ -198,7 +198,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
     events.sort(key=lambda e: e.line)
     summary = JobLogSummary(
         job=job, file=path, lines=len(text.splitlines()), last_timestamp=last_ts,
-        last_step=int(progress.fields["step"]) if progress is not None else None, events=len(events),
+        last_step=int(progress.fields["step"]) if progress is not None and "step" in progress.fields else None,
+        events=len(events),
         kinds=dict(seen),
     )
     return [*events, summary]

@@ -137,18 +137,22 @@ def parse_watchdog(text: str) -> dict[str, str]:
 
 
 def progress_fields(message: str) -> dict[str, str] | None:
-    """step (and loss, epoch when printed) of a training progress line, or None."""
-    step = _STEP.search(message)
-    if not step:
+    """step, loss and epoch of a training progress line, or None.
+
+    A line is progress when it names a step/iteration together with a loss or epoch, or an
+    epoch together with a loss (epoch-only logs such as ``epoch 003 | train_loss 0.41``).
+    """
+    step, loss, epoch = _STEP.search(message), _LOSS.search(message), _EPOCH.search(message)
+    if not ((step and (loss or epoch)) or (epoch and loss)):
         return None
-    fields = {"step": step["step"]}
-    loss = _LOSS.search(message)
+    fields: dict[str, str] = {}
+    if step:
+        fields["step"] = step["step"]
     if loss:
         fields["loss"] = loss["loss"]
-    epoch = _EPOCH.search(message)
     if epoch:
-        fields["epoch"] = epoch["epoch"]
-    return fields if loss or epoch else None
+        fields["epoch"] = str(int(epoch["epoch"]))
+    return fields
 
 
 def _oom(message: str) -> Classified:

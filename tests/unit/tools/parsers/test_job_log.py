@@ -132,6 +132,23 @@ def test_only_last_progress_kept_and_events_capped_per_kind() -> None:
     assert summary.kinds["nccl_error"] == MAX_EVENTS_PER_KIND + 50
 
 
+def test_epoch_only_progress_and_unranked_continuation_of_a_remote_error() -> None:
+    text = (
+        "[2026-11-28 20:16:11] epoch 001 | train_loss 0.4706 | val_dice 0.4600\n"
+        "[2026-11-28 20:44:01] epoch 002 | train_loss 0.4433 | val_dice 0.5050\n"
+        "[rank3]: [PG 0 Rank 3] Process group watchdog thread terminated with exception: NCCL error: remote process exited "
+        "or there was a network error, NCCL version 2.21.5\n"
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\n"
+        "Last error:\n"
+        "NET/IB : Got completion from peer 10.40.1.10<47014> with status=12 opcode=0 len=0 vendor err 129 (Recv)\n"
+    )
+    *events, summary = parse_job_log(text, path="x")
+    assert [(e.line, e.kind, e.rank) for e in events] == [(2, "progress", None), (3, "nccl_remote_error", 3)]
+    assert events[0].fields == {"loss": "0.4433", "epoch": "2"}
+    assert events[1].fields["peer"] == "10.40.1.10" and events[1].fields["status"] == "12"
+    assert summary.last_step is None and summary.last_timestamp == datetime(2026, 11, 28, 20, 44, 1)
+
+
 def test_plain_log_has_only_a_summary() -> None:
     (summary,) = parse_job_log("hello\nworld", path="x", job="7")
     assert isinstance(summary, JobLogSummary) and summary.lines == 2 and summary.events == 0 and summary.job == "7"
