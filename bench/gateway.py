@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import shutil
+import secrets
 import signal
 import socket
 import subprocess
@@ -155,8 +156,8 @@ def _summarize(lat: list[float], elapsed: float, errors: int) -> Result:
                   len(lat) / elapsed, errors)
 
 
-async def _load_http(port: int, path: str, body: dict[str, Any], conc: int, n: int) -> Result:
-    raw = _raw_post(port, path, body)
+async def _load_http(port: int, path: str, body: dict[str, Any], conc: int, n: int, key: str = "bench") -> Result:
+    raw = _raw_post(port, path, body, key)
     conns = [_Conn(port) for _ in range(conc)]
     await asyncio.gather(*(c.request(raw) for c in conns))  # connect + warm up
     lat: list[float] = []
@@ -221,6 +222,9 @@ async def _load_asgi(app: Any, body: dict[str, Any], conc: int, n: int) -> Resul
 # ---------------------------------------------------------------- LiteLLM
 
 
+LITELLM_KEY = "sk-bench-" + secrets.token_hex(32)
+
+
 def _start_litellm(upstream_url: str, workdir: Path) -> tuple[subprocess.Popen[bytes] | None, int, str]:
     exe = shutil.which("litellm", path=str(Path(sys.executable).parent)) or shutil.which("litellm")
     if exe is None:
@@ -239,7 +243,7 @@ def _start_litellm(upstream_url: str, workdir: Path) -> tuple[subprocess.Popen[b
         "  num_retries: 0\n"
     )
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR", "NO_DOCKER": "1",
-           "DISABLE_SCHEMA_UPDATE": "true"}
+           "DISABLE_SCHEMA_UPDATE": "true", "LITELLM_MASTER_KEY": LITELLM_KEY}
     log = open(workdir / "litellm.log", "wb")  # noqa: SIM115 - lives as long as the process
     proc = subprocess.Popen([exe, "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port),
                              "--num_workers", "1"], stdout=log, stderr=subprocess.STDOUT, env=env,
@@ -314,7 +318,8 @@ def main() -> None:
                 out[("warden in-process", conc)] = await _load_asgi(app, BODY, conc, n)
                 out[("warden http", conc)] = await _load_http(gw_port, "/v1/chat/completions", BODY, conc, n)
                 if litellm is not None:
-                    out[("litellm proxy", conc)] = await _load_http(ll_port, "/v1/chat/completions", BODY, conc, n)
+                    out[("litellm proxy", conc)] = await _load_http(ll_port, "/v1/chat/completions", BODY, conc, n,
+                                                                         LITELLM_KEY)
             cached = {**BODY, "temperature": 0}
             out[("warden in-process", "cache")] = await _load_asgi(app, cached, 1, 300)
             out[("warden http", "cache")] = await _load_http(gw_port, "/v1/chat/completions", cached, 1, 300)
