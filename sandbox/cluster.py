@@ -103,6 +103,18 @@ def _install_job_script(lay: Layout) -> Path:
     return dst
 
 
+def _restart_changed(lay: Layout, cfg: SandboxConfig, changed: set[str]) -> None:
+    """Stop the running daemons whose config changed, so the start below reads the new one."""
+    if changed & {"slurm.conf", "gres.conf"}:
+        for node in cfg.nodes:
+            stop(lay.pid_file(f"slurmd-{node}"), "slurmd")
+        stop(lay.pid_file("slurmctld"), "slurmctld")
+    if "slurmdbd.conf" in changed:
+        stop(lay.pid_file("slurmdbd"), "slurmdbd")
+    if "prometheus.yml" in changed:
+        stop(lay.pid_file("prometheus"), "prometheus")
+
+
 def up(state_dir: Path | str | None = None, *, config: SandboxConfig | None = None, install: bool = True,
        timeout_s: float = 120.0) -> ClusterStatus:
     """Start the sandbox (idempotent) and wait until it is usable.
@@ -129,7 +141,8 @@ def up(state_dir: Path | str | None = None, *, config: SandboxConfig | None = No
     cfg = config or lay.load_config()
     lay.save_config(cfg)
     prepare_state(lay, cfg)
-    render_all(lay, cfg)
+    changed = render_all(lay, cfg)
+    _restart_changed(lay, cfg, changed)
     gpu_state.write_default(lay.gpu_state, cfg.nodes, cfg.gpus_per_node)
     for node in cfg.nodes:
         if not lay.kernel_log(node).exists():

@@ -47,7 +47,9 @@ class SandboxConfig(BaseModel):
     nodes: list[str] = Field(default_factory=lambda: list(NODES))
     partition: str = "gpu"
     gpus_per_node: int = 4
-    cpus_per_node: int = 2
+    cpus_per_node: int = 8
+    """Configured CPUs per node (more than the host has is fine: SlurmdParameters=config_overrides);
+    eight lets several one-GPU fault jobs share a node."""
     real_memory_mib: int = 2000
     slurmctld_port: int = 6817
     slurmd_base_port: int = 17001
@@ -123,4 +125,5 @@ class Layout:
     def save_config(self, cfg: SandboxConfig) -> None:
         """Save ``cfg`` as ``sandbox.json``."""
         self.root.mkdir(parents=True, exist_ok=True)
-        self.config_file.write_text(cfg.model_dump_json(indent=2) + "\n")
+        # Only the values that differ from the defaults: an upgraded sandbox picks up new defaults.
+        self.config_file.write_text(cfg.model_dump_json(indent=2, exclude_defaults=True) + "\n")

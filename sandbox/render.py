@@ -26,12 +26,17 @@ def _render(template: str, **values: object) -> str:
     return Template((_TEMPLATES / template).read_text()).substitute({k: str(v) for k, v in values.items()})
 
 
-def _write(path: Path, text: str, mode: int = 0o644) -> None:
+def _write(path: Path, text: str, mode: int = 0o644) -> bool:
+    """Write ``text`` atomically with ``mode``; return True when the content changed."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and path.read_text() == text:
+        os.chmod(path, mode)
+        return False
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
     os.chmod(tmp, mode)
     os.replace(tmp, path)
+    return True
 
 
 def prepare_state(lay: Layout, cfg: SandboxConfig) -> None:
@@ -60,8 +65,13 @@ def db_password(lay: Layout) -> str:
     return secret.read_text().strip()
 
 
-def render_all(lay: Layout, cfg: SandboxConfig) -> None:
-    """Write slurm.conf, gres.conf, slurmdbd.conf (mode 600) and prometheus.yml under ``<state>/etc``."""
+def render_all(lay: Layout, cfg: SandboxConfig) -> set[str]:
+    """Write slurm.conf, gres.conf, slurmdbd.conf (mode 600) and prometheus.yml under ``<state>/etc``.
+
+    Returns:
+        Names of the files whose content changed (``{"slurm.conf", …}``).
+    """
+    changed: set[str] = set()
     user = getpass.getuser()
     node_lines = "\n".join(
         f"NodeName={n} NodeHostname=localhost NodeAddr=127.0.0.1 Port={cfg.slurmd_port(n)} "
@@ -79,7 +89,7 @@ def render_all(lay: Layout, cfg: SandboxConfig) -> None:
         "slurm_user": user,
         "slurmdbd_port": cfg.slurmdbd_port,
     }
-    _write(
+    if _write(
         lay.slurm_conf,
         _render(
             "slurm.conf",
@@ -92,9 +102,11 @@ def render_all(lay: Layout, cfg: SandboxConfig) -> None:
             partition=cfg.partition,
             node_list=",".join(cfg.nodes),
         ),
-    )
-    _write(lay.etc / "gres.conf", _render("gres.conf", gres_lines=gres_lines, gpus_per_node=cfg.gpus_per_node))
-    _write(
+    ):
+        changed.add("slurm.conf")
+    if _write(lay.etc / "gres.conf", _render("gres.conf", gres_lines=gres_lines, gpus_per_node=cfg.gpus_per_node)):
+        changed.add("gres.conf")
+    if _write(
         lay.etc / "slurmdbd.conf",
         _render(
             "slurmdbd.conf",
@@ -105,11 +117,14 @@ def render_all(lay: Layout, cfg: SandboxConfig) -> None:
             db_name=DB_NAME,
         ),
         0o600,
-    )
+    ):
+        changed.add("slurmdbd.conf")
     targets = "\n".join(
         f"      - targets: ['127.0.0.1:{cfg.exporter_port(n)}']\n        labels: {{node: {n}}}" for n in cfg.nodes
     )
-    _write(
+    if _write(
         lay.etc / "prometheus.yml",
         _render("prometheus.yaml", scrape_interval_s=cfg.scrape_interval_s, cluster_name=cfg.cluster_name, targets=targets),
-    )
+    ):
+        changed.add("prometheus.yml")
+    return changed

@@ -147,7 +147,7 @@ def main() -> None:
     node = os.environ.get("SLURMD_NODENAME", "localhost")
     ckpt_root = args.run_dir / "checkpoints"
     ckpt_root.mkdir(parents=True, exist_ok=True)
-    _log(f"job={job_id} node={node} gpus={os.environ.get('CUDA_VISIBLE_DEVICES', '')} start")
+    _log(f"job={job_id} node={node} gpus_on_node={os.environ.get('SLURM_GPUS_ON_NODE', '0')} start")
     start = _resume(ckpt_root) if args.resume else 0
     rng = random.Random(int(job_id) if job_id.isdigit() else 0)
     loss = 2.5 * (0.999 ** start)
