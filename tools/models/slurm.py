@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-__all__ = ["SlurmJob", "SlurmNode", "NodeReason", "SacctRecord"]
+__all__ = ["SlurmJob", "SlurmNode", "NodeReason", "SacctRecord", "RpcStat", "SdiagStats"]
 
 
 class SlurmJob(BaseModel):
@@ -131,3 +131,58 @@ class SacctRecord(BaseModel):
     def is_step(self) -> bool:
         """True for a step row (``4242.batch``, ``4242.0``), False for the job row."""
         return "." in self.job_id
+
+
+class RpcStat(BaseModel):
+    """One row of sdiag's RPC statistics, by message type or by user."""
+
+    name: str
+    """Message type (``REQUEST_JOB_INFO``) or user name."""
+    id: int | None = None
+    """Message type number or uid, as printed in parentheses."""
+    count: int
+    ave_time_us: int | None = None
+    """Mean time per RPC in microseconds."""
+    total_time_us: int | None = None
+
+
+class SdiagStats(BaseModel):
+    """slurmctld scheduler and RPC statistics from one `sdiag` run.
+
+    Cycle times are in microseconds, as sdiag prints them. Counters run since ``data_since``
+    (the last reset, at midnight UTC or ``sdiag -r``). Fields sdiag did not print stay None.
+    """
+
+    captured_at: datetime | None = None
+    """``sdiag output at ...`` (UTC, from the epoch sdiag prints)."""
+    data_since: datetime | None = None
+    server_thread_count: int | None = None
+    agent_queue_size: int | None = None
+    agent_count: int | None = None
+    dbd_agent_queue_size: int | None = None
+    jobs_submitted: int | None = None
+    jobs_started: int | None = None
+    jobs_completed: int | None = None
+    jobs_canceled: int | None = None
+    jobs_failed: int | None = None
+    jobs_pending: int | None = None
+    jobs_running: int | None = None
+    main_last_cycle_us: int | None = None
+    main_max_cycle_us: int | None = None
+    main_mean_cycle_us: int | None = None
+    main_total_cycles: int | None = None
+    main_cycles_per_minute: int | None = None
+    main_last_queue_length: int | None = None
+    bf_total_backfilled_jobs: int | None = None
+    """Jobs started by backfill since the last slurmctld start."""
+    bf_total_cycles: int | None = None
+    bf_last_cycle_us: int | None = None
+    bf_max_cycle_us: int | None = None
+    bf_mean_cycle_us: int | None = None
+    bf_last_cycle_when: datetime | None = None
+    bf_last_depth: int | None = None
+    bf_last_queue_length: int | None = None
+    rpcs_by_type: list[RpcStat] = Field(default_factory=list)
+    rpcs_by_user: list[RpcStat] = Field(default_factory=list)
+    pending_rpcs: int | None = None
+    """RPCs queued in slurmctld (``Pending RPC statistics``); 0 for ``No pending RPCs``."""
