@@ -2,10 +2,11 @@
 
 scontrol prints one record per object: the first line starts with ``JobId=`` / ``NodeName=`` at
 column 0, continuation lines are indented, and records are separated by blank lines (lines of
-blanks). Keys are words such as ``CPUs/Task``, ``ReqB:S:C:T`` or ``MCS_label``. Most values have
+blanks; an indented line after a blank line still belongs to the record above). Keys are words such as ``CPUs/Task``, ``ReqB:S:C:T`` or ``MCS_label``. Most values have
 no blanks; the free-text keys (``JobName``, ``Comment``, ``Command``, ``WorkDir``, ``StdOut``,
 ``Reason`` of a node, ``OS``...) run to the end of their line, which is how scontrol prints them
-(each is the last key of its line). A word without ``=`` continues the previous value.
+(each is the last key of its line). Any other word without ``=`` (a line cut short) is an error,
+except scontrol's few ``Key:value`` counters such as ``NtasksPerTRES:0``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tools.errors import ParseError
 __all__ = ["Record", "read_records"]
 
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9_:/.()\-]*)=(.*)$", re.S)
+_COLON = re.compile(r"^([A-Za-z][A-Za-z0-9_/]*):(\S*)$")
 
 
 @dataclass
@@ -41,8 +43,7 @@ def read_records(text: str, *, path: str, first_key: str, rest_of_line: frozense
     current: Record | None = None
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
-            current = None
-            continue
+            continue  # blank lines separate records, but 23.x also prints one inside a node record
         starts = line.startswith(first_key + "=")
         if starts:
             current = Record(number)
@@ -58,7 +59,6 @@ def read_records(text: str, *, path: str, first_key: str, rest_of_line: frozense
 
 
 def _read_line(line: str, number: int, record: Record, *, path: str, rest_of_line: frozenset[str]) -> None:
-    last_key: str | None = None
     for match in re.finditer(r"\S+", line):
         word = match.group()
         kv = _KEY.match(word)
@@ -67,12 +67,13 @@ def _read_line(line: str, number: int, record: Record, *, path: str, rest_of_lin
             _set(record, kv.group(1), value, number)
             return
         if kv:
-            last_key = kv.group(1)
-            _set(record, last_key, kv.group(2), number)
-        elif last_key is not None:
-            record.values[last_key] += " " + word
-        else:
-            raise ParseError(path, number, f"expected key=value, got {word[:40]!r}")
+            _set(record, kv.group(1), kv.group(2), number)
+            continue
+        colon = _COLON.match(word)
+        if colon:  # scontrol prints a few counters as Key:value (NtasksPerTRES:0)
+            _set(record, colon.group(1), colon.group(2), number)
+            continue
+        raise ParseError(path, number, f"expected key=value, got {word[:40]!r}")
 
 
 def _set(record: Record, key: str, value: str, number: int) -> None:

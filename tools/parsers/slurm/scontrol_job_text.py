@@ -49,6 +49,8 @@ def _job(record: Record) -> SlurmJob:
     job_id = clean(v.get("JobId"))
     if job_id is None:
         raise ValueError("record has no JobId")
+    if "JobState" not in v:
+        raise ValueError("record has no JobState (cut short?)")
     display_id = job_id
     array_job, array_task = clean(v.get("ArrayJobId")), clean(v.get("ArrayTaskId"))
     if array_job and array_task:

@@ -46,6 +46,8 @@ def _node(record: Record) -> SlurmNode:
     name = clean(v.get("NodeName"))
     if name is None:
         raise ValueError("record has no NodeName")
+    if "State" not in v:
+        raise ValueError("record has no State (cut short?)")
     state, flags = node_state_from_words((v.get("State") or "").split("+")) if clean(v.get("State")) else (None, [])
     reason, reason_user, reason_time = _reason(v.get("Reason"))
     gres = clean(v.get("Gres"))
