@@ -32,6 +32,8 @@ def load_slurm_json(text: str, *, path: str, key: str | tuple[str, ...]) -> tupl
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         raise ParseError(path, e.lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
+    except (ValueError, RecursionError) as e:  # over-long integers, absurd nesting
+        raise ParseError(path, None, f"invalid JSON: {str(e)[:120]}") from None
     if not isinstance(doc, dict):
         raise ParseError(path, 1, f"expected a JSON object, got {type(doc).__name__}")
     keys = (key,) if isinstance(key, str) else key

@@ -81,7 +81,10 @@ def epoch_to_utc(value: object) -> datetime | None:
     number = unwrap_number(value)
     if not number:
         return None
-    return datetime.fromtimestamp(int(number), tz=timezone.utc)
+    try:
+        return datetime.fromtimestamp(int(number), tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        raise ValueError(f"timestamp {number!r} out of range") from None
 
 
 def parse_timestamp(text: str | None) -> datetime | None:

@@ -82,10 +82,13 @@ def parse_sdiag_text(text: str, *, path: str) -> list[SdiagStats]:
                 if section == "pending":
                     continue  # "Pending RPCs" lists follow as free text in some versions
                 raise ParseError(path, number, f"bad RPC row {stripped[:60]!r}")
-            stat = RpcStat(
-                name=match.group(1), id=int(match.group(2)), count=int(match.group(3)),
-                ave_time_us=_opt(match.group(4)), total_time_us=_opt(match.group(5)),
-            )
+            try:
+                stat = RpcStat(
+                    name=match.group(1), id=int(match.group(2)), count=int(match.group(3)),
+                    ave_time_us=_opt(match.group(4)), total_time_us=_opt(match.group(5)),
+                )
+            except ValueError:  # a number too long to be a counter
+                raise ParseError(path, number, f"bad RPC row {stripped[:60]!r}") from None
             {"rpc_type": by_type, "rpc_user": by_user, "pending": pending}[section].append(stat)
             continue
         kv = _KV.match(line)
@@ -133,7 +136,10 @@ def _epoch(text: str, path: str, number: int) -> datetime:
     match = _EPOCH.search(text)
     if not match:
         raise ParseError(path, number, f"expected '(epoch seconds)' in {text[:60]!r}")
-    return datetime.fromtimestamp(int(match.group(1)), tz=timezone.utc)
+    try:
+        return datetime.fromtimestamp(int(match.group(1)), tz=timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        raise ParseError(path, number, f"epoch out of range in {text[:60]!r}") from None
 
 
 def _opt(text: str | None) -> int | None:
