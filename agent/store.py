@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+import threading
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -47,7 +49,9 @@ class RunStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = Path(path) if path else default_db_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite_utils.Database(self.path)
+        # Sync tools run in pydantic-ai's worker threads: one connection, shared under a lock.
+        self._lock = threading.Lock()
+        self.db = sqlite_utils.Database(sqlite3.connect(self.path, check_same_thread=False))
         self._seq: dict[str, int] = {}
 
     def start_run(self, *, target: str, question: str, model: str) -> str:
@@ -61,11 +65,13 @@ class RunStore:
     def tool_call(self, run_id: str, name: str, args: dict[str, Any], *, result_chars: int, duration_ms: float,
                   error: str | None = None) -> None:
         """Record one tool call (arguments as JSON, result size only)."""
-        seq = self._seq.get(run_id, 0) + 1
-        self._seq[run_id] = seq
-        self.db["tool_calls"].insert({"run_id": run_id, "seq": seq, "name": name, "args": json.dumps(args, default=str),
-                                      "result_chars": result_chars, "duration_ms": round(duration_ms, 2),
-                                      "error": error, "at": _now()})
+        with self._lock:
+            seq = self._seq.get(run_id, 0) + 1
+            self._seq[run_id] = seq
+            self.db["tool_calls"].insert({"run_id": run_id, "seq": seq, "name": name,
+                                          "args": json.dumps(args, default=str),
+                                          "result_chars": result_chars, "duration_ms": round(duration_ms, 2),
+                                          "error": error, "at": _now()})
 
     def finish_run(self, run_id: str, diagnosis: Diagnosis, *, status: str = "done") -> None:
         """Store the diagnosis, its findings and proposed actions, and close the run."""
