@@ -45,7 +45,8 @@ def load_slurm_json(text: str, *, path: str, key: str | tuple[str, ...]) -> tupl
     detail = ""
     if isinstance(errors, list) and errors:
         first = errors[0]
-        detail = f": Slurm reported {first.get('description') or first.get('error') or first}" if isinstance(first, dict) else f": {first}"
+        said = (first.get("description") or first.get("error") or first) if isinstance(first, dict) else first
+        detail = f": Slurm reported {said}"
     raise ParseError(path, None, f"no {' or '.join(repr(k) for k in keys)} list in the document{detail}")
 
 

@@ -2,7 +2,8 @@
 
 scontrol prints one record per object: the first line starts with ``JobId=`` / ``NodeName=`` at
 column 0, continuation lines are indented, and records are separated by blank lines (lines of
-blanks; an indented line after a blank line still belongs to the record above). Keys are words such as ``CPUs/Task``, ``ReqB:S:C:T`` or ``MCS_label``. Most values have
+blanks; an indented line after a blank line still belongs to the record above). Keys are words
+such as ``CPUs/Task``, ``ReqB:S:C:T`` or ``MCS_label``. Most values have
 no blanks; the free-text keys (``JobName``, ``Comment``, ``Command``, ``WorkDir``, ``StdOut``,
 ``Reason`` of a node, ``OS``...) run to the end of their line, which is how scontrol prints them
 (each is the last key of its line). Any other word without ``=`` (a line cut short) is an error,

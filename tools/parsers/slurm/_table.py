@@ -109,7 +109,8 @@ def split_row(
     else:
         candidates = [i for i in free if i < cols]
         if len(candidates) != 1 or len(tokens) < cols:
-            raise ParseError(path, line_no, f"expected {n} columns ({' '.join(header.names)}), found {len(tokens)} words")
+            names = " ".join(header.names)
+            raise ParseError(path, line_no, f"expected {n} columns ({names}), found {len(tokens)} words")
         f = candidates[0]
         after = cols - 1 - f
         middle = tokens[f : len(tokens) - after]

@@ -54,6 +54,7 @@ def _job_records(item: dict[str, Any]) -> list[SacctRecord]:
     rss = [s.max_rss_kib for s in steps if s.max_rss_kib is not None]
     limit = as_int(time.get("limit"))
     association = item.get("association") or {}
+    tres = item.get("tres") or {}
     job = SacctRecord(
         job_id=display,
         name=as_str(item.get("name")),
@@ -69,7 +70,7 @@ def _job_records(item: dict[str, Any]) -> list[SacctRecord]:
         end_time=epoch_to_utc(time.get("end")),
         nodes=expand_nodes(as_str(item.get("nodes"))),
         num_nodes=as_int(item.get("allocation_nodes")),
-        num_gpus=_tres_gpus((item.get("tres") or {}).get("allocated")) or _tres_gpus((item.get("tres") or {}).get("requested")),
+        num_gpus=_tres_gpus(tres.get("allocated")) or _tres_gpus(tres.get("requested")),
         max_rss_kib=max(rss) if rss else None,
     )
     return [job, *steps]
@@ -97,7 +98,8 @@ def _step(display: str, step: dict[str, Any]) -> SacctRecord:
     time = step.get("time") or {}
     nodes = step.get("nodes") or {}
     tres = step.get("tres") or {}
-    max_mem = [t for t in (tres.get("requested") or {}).get("max") or [] if isinstance(t, dict) and t.get("type") == "mem"]
+    requested_max = (tres.get("requested") or {}).get("max") or []
+    max_mem = [t for t in requested_max if isinstance(t, dict) and t.get("type") == "mem"]
     mem_bytes = as_int(max_mem[0].get("count")) if max_mem else None
     node_names = expand_nodes(as_str(nodes.get("range"))) or [str(n) for n in nodes.get("list") or []]
     return SacctRecord(
@@ -122,5 +124,6 @@ def _tres_gpus(entries: object) -> int | None:
     plain = [e for e in entries if isinstance(e, dict) and e.get("type") == "gres" and e.get("name") == "gpu"]
     if plain:
         return as_int(plain[0].get("count"))
-    typed = [as_int(e.get("count")) or 0 for e in entries if isinstance(e, dict) and e.get("type") == "gres" and str(e.get("name") or "").startswith("gpu:")]
+    gres = [e for e in entries if isinstance(e, dict) and e.get("type") == "gres"]
+    typed = [as_int(e.get("count")) or 0 for e in gres if str(e.get("name") or "").startswith("gpu:")]
     return sum(typed) if typed else None

@@ -18,7 +18,9 @@ from tools.parsers.slurm._values import clean, epoch_to_utc, expand_nodes, gres_
 
 __all__ = ["parse_squeue_json", "job_from_json"]
 
-_ENDED = {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"}
+_ENDED = {
+    "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY",
+}
 
 
 def parse_squeue_json(text: str, *, path: str) -> list[SlurmJob]:
