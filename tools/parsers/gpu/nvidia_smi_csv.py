@@ -22,7 +22,7 @@ from tools.models.gpu import GpuStatus
 
 __all__ = ["parse_nvidia_smi_csv", "number"]
 
-_NUMBER = re.compile(r"^\s*(-?\d+(?:\.\d+)?)")
+_NUMBER = re.compile(r"^\s*(-?\d{1,15}(?:\.\d{1,9})?)")
 _UNIT = re.compile(r"\s*\[[^\]]*\]\s*$")
 
 # query field name (and its aliases) -> GpuStatus attribute
@@ -93,9 +93,17 @@ def parse_nvidia_smi_csv(
 
     Raises:
         ParseError: naming path and line when a row has a different number of columns than the
-            header (e.g. a file cut off mid-row), or when there is no header and no ``columns``.
+            header (e.g. a file cut off mid-row), a field is not valid CSV, or there is no header
+            and no ``columns``.
     """
-    rows = [(i, r) for i, r in enumerate(csv.reader(io.StringIO(text), skipinitialspace=True), start=1) if r]
+    reader = csv.reader(io.StringIO(text), skipinitialspace=True)
+    rows: list[tuple[int, list[str]]] = []
+    try:
+        for row in reader:
+            if row:
+                rows.append((reader.line_num, row))
+    except csv.Error as e:
+        raise ParseError(path, reader.line_num, f"not CSV: {str(e)[:120]}") from None
     if columns is not None:
         names = [c.strip() for c in columns.split(",") if c.strip()]
         if rows and [_UNIT.sub("", c).strip() for c in rows[0][1]] == names:

@@ -45,6 +45,7 @@ _WATCHDOG_CONT = re.compile(r"^(?:WorkNCCL\(|ran for \d+ milliseconds)")
 _CARETS = re.compile(r"^[\^~ ]+$")
 _FINAL_FALLBACK = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s(?P<msg>.*))?$")
 _MAX_TRACEBACK_LINES = 500
+_MAX_ANALYZED = 4096  # characters of a line that are classified; real messages are far shorter
 
 
 def _cap(text: str) -> str:
@@ -142,7 +143,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
     for lineno, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        prefix_rank, message = split_rank(raw)
+        prefix_rank, message = split_rank(raw[:_MAX_ANALYZED])
         stripped = message.strip()
         ts = find_timestamp(stripped)
         last_ts = ts or last_ts

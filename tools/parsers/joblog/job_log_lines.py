@@ -18,11 +18,11 @@ __all__ = [
 Classified = tuple[str, str | None, dict[str, str]]
 
 _RANK_PREFIXES = [
-    re.compile(r"^\[rank(?P<rank>\d+)\]:\s?"),  # PyTorch >= 2.2
-    re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?"),  # mpirun --tag-output
-    re.compile(r"^(?P<rank>\d+): "),  # srun --label
+    re.compile(r"^\[rank(?P<rank>\d{1,7})\]:\s?"),  # PyTorch >= 2.2
+    re.compile(r"^\[\d{1,7},(?P<rank>\d{1,7})\]<std(?:out|err)>:\s?"),  # mpirun --tag-output
+    re.compile(r"^(?P<rank>\d{1,7}): "),  # srun --label
 ]
-_RANK_IN_TEXT = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d+)\]")
+_RANK_IN_TEXT = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d{1,7})\]")
 _TIMESTAMP = re.compile(r"(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d{1,9}))?(?P<tz>Z|[+-]\d\d:?\d\d)?")
 _EXC_TYPE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Abort|Failure))\b:?")
 
@@ -74,9 +74,9 @@ _SLURM_CANCEL = re.compile(
 _SRUN_EXIT = re.compile(r"srun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,-]+): (?P<status>.+?)\s*$")
 _SLURM_OOM = re.compile(r"Detected (?P<n>\d+) oom[-_]kill event")
 _SLURM_LINE = re.compile(r"^(?:slurmstepd(?:-\S+)?: (?:error|\*\*\*)|srun: (?:error|Job step aborted|forcing job termination)|.*\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED)")
-_STEP = re.compile(r"\b(?:global_step|step|iter(?:ation)?)\b\s*[:=]?\s*(?P<step>\d+)", re.IGNORECASE)
+_STEP = re.compile(r"\b(?:global_step|step|iter(?:ation)?)\b\s*[:=]?\s*(?P<step>\d{1,12})\b", re.IGNORECASE)
 _LOSS = re.compile(r"\b(?P<name>(?:lm |train_|train |val_)?loss)\b['\"]?\s*[:=]?\s*(?P<loss>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf)\b", re.IGNORECASE)
-_EPOCH = re.compile(r"\bepoch\b\s*[:=]?\s*(?P<epoch>\d+)", re.IGNORECASE)
+_EPOCH = re.compile(r"\bepoch\b\s*[:=]?\s*(?P<epoch>\d{1,9})\b", re.IGNORECASE)
 _UNIT_GIB = {"B": 1 / 1024**3, "BYTES": 1 / 1024**3, "KIB": 1 / 1024**2, "MIB": 1 / 1024, "GIB": 1.0, "TIB": 1024.0}
 
 

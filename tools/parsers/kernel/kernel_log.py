@@ -25,6 +25,7 @@ from tools.models.logs import KernelEvent
 __all__ = ["parse_kernel_log", "normalize_pci"]
 
 MAX_MESSAGE = 500
+_MAX_ANALYZED = 4096  # characters of a line that are classified; real messages are far shorter
 
 _PREFIXES = [
     re.compile(r"^(?:<\d+>)?(?:\w+\s*:\s*\w+\s*:\s+)?(?P<ts>\[\s*\d+\.\d+\])\s?(?P<msg>.*)$"),  # dmesg (-x)
@@ -33,8 +34,8 @@ _PREFIXES = [
     re.compile(r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?) (?P<host>\S+) kernel: (?:\[\s*\d+\.\d+\] )?(?P<msg>.*)$"),
 ]
 
-_XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\): (?P<xid>\d+)(?:, (?P<rest>.*))?")
-_XID_PID = re.compile(r"pid=(?:'?<unknown>'?|(?P<pid>\d+))")
+_XID = re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\): (?P<xid>\d{1,6})(?:, (?P<rest>.*))?")
+_XID_PID = re.compile(r"pid=(?:'?<unknown>'?|(?P<pid>\d{1,10}))")
 _XID_NAME = re.compile(r"name=(?P<name>[^,]+)")
 _PCI = re.compile(r"\b(?P<dom>[0-9a-fA-F]{4,8}):(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})(?:\.(?P<fn>\d))?\b")
 _FALLEN_START = re.compile(r"^NVRM: The NVIDIA GPU (?P<pci>\S+)")
@@ -43,8 +44,12 @@ _XID_ECC = {48: "dbe", 63: "row_remap_pending", 64: "row_remap_failure", 92: "hi
             94: "contained_ecc", 95: "uncontained_ecc"}
 _ECC = re.compile(r"uncorrectable|double[- ]bit|\bDBE\b|row remap\w* fail|remapping failure", re.IGNORECASE)
 
-_TARGET = re.compile(r"\b(?P<target>[\w.-]+?-(?:MDT|OST)[0-9a-fA-F]{4})(?:-(?:osc|mdc|lwp)-[0-9a-fA-F]+)?")
-_NID = re.compile(r"\b(?P<nid>[\w.:-]+@(?:o2ib|tcp|kfi|gni|ptl)\d*)\b")
+# Targets and NIDs are found by their fixed tail and then walked back to the token start: a
+# pattern like "[\w.-]+?-OST\d{4}" backtracks quadratically on long hostile lines.
+_TARGET_TAIL = re.compile(r"-(?:MDT|OST)[0-9a-fA-F]{4}(?![0-9a-fA-F])")
+_NID_TAIL = re.compile(r"@(?:o2ib|tcp|kfi|gni|ptl)\d*\b")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_NID_CHARS = _NAME_CHARS | {":"}
 _RC = re.compile(r"\brc = (?P<rc>-?\d+)")
 _LUSTRE_OP = re.compile(r"operation (?P<op>\w+) to node (?P<nid>\S+) failed")
 _LUSTRE_STATES = [
@@ -56,8 +61,8 @@ _LUSTRE_STATES = [
     (re.compile(r"operation \w+ to node \S+ failed"), "op_failed"),
 ]
 
-_OOM_KILLED = re.compile(r"(?P<scope>Memory cgroup out of memory|Out of memory)(?: \([^)]*\))?: Kill(?:ed)? process (?P<pid>\d+) \((?P<proc>[^)]*)\)")
-_OOM_KILLED_OLD = re.compile(r"^Killed process (?P<pid>\d+) \((?P<proc>[^)]*)\)")
+_OOM_KILLED = re.compile(r"(?P<scope>Memory cgroup out of memory|Out of memory)(?: \([^)]*\))?: Kill(?:ed)? process (?P<pid>\d{1,10}) \((?P<proc>[^)]*)\)")
+_OOM_KILLED_OLD = re.compile(r"^Killed process (?P<pid>\d{1,10}) \((?P<proc>[^)]*)\)")
 _OOM_KILL = re.compile(r"^oom-kill:(?P<kv>\S+)")
 _ANON_RSS = re.compile(r"anon-rss:(?P<kib>\d+)kB")
 _SLURM_JOB = re.compile(r"/job_(?P<job>\d+)")
@@ -67,7 +72,7 @@ _IB_MODULE = re.compile(r"mlx\d_port_module_event.*Port module event(?P<err>\[er
 _IB_CARRIER = re.compile(r"^(?:IPv6: ADDRCONF\(NETDEV_CHANGE\): )?(?P<dev>ib\w*|ibp\w*): (?P<what>lost carrier|link becomes ready|carrier on)")
 _IB_LINK_UPDOWN = re.compile(r"^mlx\d_core \S+ (?P<dev>\S+): Link (?P<state>up|down)\b", re.IGNORECASE)
 
-_HUNG = re.compile(r"^INFO: task (?P<proc>.+):(?P<pid>\d+) blocked for more than (?P<secs>\d+) seconds")
+_HUNG = re.compile(r"^INFO: task (?P<proc>.+):(?P<pid>\d{1,10}) blocked for more than (?P<secs>\d{1,10}) seconds")
 
 
 def normalize_pci(text: str) -> str | None:
@@ -92,6 +97,32 @@ def _cap(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
 
 
+def _walk_back(text: str, end: int, allowed: frozenset[str], limit: int = 64) -> int:
+    """Start index of the run of ``allowed`` characters that ends at ``end`` (at most ``limit``)."""
+    start = end
+    while start > 0 and end - start < limit and text[start - 1] in allowed:
+        start -= 1
+    return start
+
+
+def _find_target(msg: str) -> str | None:
+    """First Lustre target name (``lustre-OST0003``) in a message, without the -osc-… suffix."""
+    for m in _TARGET_TAIL.finditer(msg):
+        start = _walk_back(msg, m.start(), _NAME_CHARS)
+        if start < m.start():
+            return msg[start:m.end()].lstrip("-.")
+    return None
+
+
+def _find_nid(msg: str) -> str | None:
+    """First LNet NID (``10.0.0.13@o2ib``) in a message."""
+    for m in _NID_TAIL.finditer(msg):
+        start = _walk_back(msg, m.start(), _NID_CHARS)
+        if start < m.start():
+            return msg[start:m.end()]
+    return None
+
+
 def _lustre(msg: str) -> dict[str, str] | None:
     if not msg.startswith(("LustreError:", "LNetError:", "Lustre:", "LNet:")):
         return None
@@ -104,10 +135,13 @@ def _lustre(msg: str) -> dict[str, str] | None:
     op = _LUSTRE_OP.search(msg)
     if op:
         fields["op"] = op["op"]
-    for key, rx in (("target", _TARGET), ("nid", _NID), ("rc", _RC)):
-        m = rx.search(msg)
-        if m and key not in fields:
-            fields[key] = m.group(key)
+    target, nid, rc = _find_target(msg), _find_nid(msg), _RC.search(msg)
+    if target:
+        fields["target"] = target
+    if nid:
+        fields["nid"] = nid
+    if rc:
+        fields["rc"] = rc["rc"]
     return fields
 
 
@@ -131,7 +165,7 @@ def _oom(msg: str) -> tuple[int | None, str | None, dict[str, str]] | None:
             fields["slurm_job"] = job["job"]
         pid = kv.get("pid", "")
         task = kv.get("task")
-        return (int(pid) if pid.isdigit() else None), task[:200] if task else None, fields
+        return (int(pid) if pid.isdigit() and len(pid) <= 10 else None), task[:200] if task else None, fields
     return None
 
 
@@ -236,7 +270,7 @@ def parse_kernel_log(text: str, *, path: str, node: str | None = None) -> list[K
     for lineno, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        ts, host, msg, continuation = _split(raw)
+        ts, host, msg, continuation = _split(raw[:_MAX_ANALYZED])
         if group is not None:
             if group.takes(msg, continuation):
                 group.parts.append(msg)

@@ -26,8 +26,8 @@ __all__ = ["parse_lctl_md_stats"]
 _HEADER = re.compile(r"^(?P<param>(?P<prefix>[\w-]+)\.(?P<target>[^\s=]+)\.md_stats)=(?P<rest>.*)$")
 _TIME = re.compile(r"^(?P<key>snapshot_time|start_time|elapsed_time):?\s+(?P<value>\d+(?:\.\d+)?)(?:\s+secs\.\w+)?\s*$")
 _ROW = re.compile(
-    r"^(?P<op>[A-Za-z_][\w]*)\s+(?P<samples>\d+)\s+samples\s+\[(?P<unit>[^\]]+)\]"
-    r"(?:\s+(?P<min>\d+)\s+(?P<max>\d+)\s+(?P<sum>\d+)(?:\s+(?P<sumsq>\d+))?)?\s*$"
+    r"^(?P<op>[A-Za-z_][\w]*)\s+(?P<samples>\d{1,24})\s+samples\s+\[(?P<unit>[^\]]+)\]"
+    r"(?:\s+(?P<min>\d{1,24})\s+(?P<max>\d{1,24})\s+(?P<sum>\d{1,24})(?:\s+(?P<sumsq>\d{1,40}))?)?\s*$"
 )
 
 

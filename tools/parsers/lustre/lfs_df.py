@@ -26,16 +26,16 @@ from tools.models.lustre import LfsDfRow
 
 __all__ = ["parse_lfs_df", "parse_lfs_df_inodes"]
 
-_MOUNT = re.compile(r"^(?P<mount>.*)\[(?P<kind>MDT|OST):(?P<index>\d+)\]$")
-_UUID = re.compile(r"^(?:(?P<fs>[\w.]+)-)?(?P<kind>MDT|OST)(?P<index>[0-9a-fA-F]{4,})(?:_UUID)?$")
+_MOUNT = re.compile(r"^(?P<mount>.*)\[(?P<kind>MDT|OST):(?P<index>\d{1,8})\]$")
+_UUID = re.compile(r"^(?:(?P<fs>[\w.]+)-)?(?P<kind>MDT|OST)(?P<index>[0-9a-fA-F]{4,8})(?:_UUID)?$")
 _STATUS = re.compile(r"^(?P<name>\S+)\s*:\s+(?P<status>\D.*)$")
-_HUMAN = re.compile(r"^(?P<num>\d+(?:\.\d+)?)(?P<unit>[BKMGTPE]?)$")
+_HUMAN = re.compile(r"^(?P<num>\d{1,24}(?:\.\d{1,6})?)(?P<unit>[BKMGTPE]?)$")
 _POWER = {"B": -1, "": 0, "K": 0, "M": 1, "G": 2, "T": 3, "P": 4, "E": 5}
 
 
 def _count(token: str, *, path: str, line: int) -> int:
     """An integer column, or a `-h` human size converted to KiB (blocks) / units (inodes)."""
-    if token.isdigit():
+    if token.isdigit() and len(token) <= 24:
         return int(token)
     m = _HUMAN.match(token)
     if not m:
