@@ -23,6 +23,7 @@ __all__ = [
     "log_evidence",
     "affected_jobs",
     "resubmit_specs",
+    "newest_checkpoint",
     "job_culprits",
 ]
 
@@ -91,10 +92,27 @@ def job_culprits(job_ids: Iterable[str]) -> list[str]:
     return out
 
 
-def resubmit_specs(job_ids: Iterable[str], exclude_nodes: list[str], reason: str) -> list[ActionSpec]:
-    """resubmit_from_checkpoint proposals for jobs whose work was lost on ``exclude_nodes``."""
+def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> str | None:
+    """The newest checkpoint the job's log says it saved (job-log checkpoint_saved events), skipping
+    paths known to be bad; None when the log names none."""
+    skip = set(bad)
+    saved = [e for e in facts.job_log_events
+             if e.job == job_id and e.kind == "checkpoint_saved" and e.fields.get("path")
+             and e.fields["path"] not in skip]
+    if not saved:
+        return None
+    def order(e: JobLogEvent) -> tuple:
+        step = e.fields.get("step")
+        return (int(step) if step and step.isdigit() else -1, e.line)
+    return max(saved, key=order).fields["path"]
+
+
+def resubmit_specs(facts: Facts, job_ids: Iterable[str], exclude_nodes: list[str], reason: str) -> list[ActionSpec]:
+    """resubmit_from_checkpoint proposals for jobs whose work was lost on ``exclude_nodes``, each
+    from its newest saved checkpoint."""
     return [
-        ActionSpec(type="resubmit_from_checkpoint", job=j, exclude_nodes=sorted(exclude_nodes), reason=reason)
+        ActionSpec(type="resubmit_from_checkpoint", job=j, exclude_nodes=sorted(exclude_nodes),
+                   checkpoint=newest_checkpoint(facts, j), reason=reason)
         for j in job_ids
     ]
 

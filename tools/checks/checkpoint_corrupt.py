@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, log_evidence
+from tools.checks.base import CheckConfig, log_evidence, newest_checkpoint
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Finding
 from tools.models.logs import JobLogEvent
@@ -35,10 +35,11 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
         if len(failures) < cfg.min_failures:
             continue
         bad = {p for p in (_ckpt_path(e) for e in failures) if p}
-        saved = [e for e in facts.job_log_events if e.kind == "checkpoint_saved" and _ckpt_path(e)]
-        own = [e for e in saved if e.job == job] or saved
-        good = [e for e in own if _ckpt_path(e) not in bad]
-        newest_good = _ckpt_path(good[-2] if not bad and len(good) >= 2 else good[-1]) if good else None
+        if not bad:
+            # The failed load names no path: it was the newest checkpoint the job saved.
+            newest = newest_checkpoint(facts, job)
+            bad = {newest} if newest else set()
+        newest_good = newest_checkpoint(facts, job, bad=bad)
         findings.append(Finding(
             check="checkpoint_load_failure", root_cause="checkpoint_corrupt",
             message=f"job {job}: {len(failures)} checkpoint load failure(s)"

@@ -61,7 +61,7 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
         jobs = affected_jobs(facts, [node])
         what = ", ".join(f"Xid {x}" for x in sorted(xids[node])) or "uncorrectable GPU memory errors"
         actions = [ActionSpec(type="drain_node", node=node, reason=f"GPU hardware fault ({what})")]
-        actions += resubmit_specs(jobs, [node], f"work lost to GPU fault on {node}")
+        actions += resubmit_specs(facts, jobs, [node], f"work lost to GPU fault on {node}")
         findings.append(
             Finding(
                 check="gpu_xid",

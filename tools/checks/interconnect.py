@@ -41,7 +41,7 @@ def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[
             continue
         jobs = affected_jobs(facts, [node])
         actions = [ActionSpec(type="drain_node", node=node, reason=f"interconnect fault: {n} link-down event(s)")]
-        actions += resubmit_specs(jobs, [node], f"collectives failed on {node}'s link")
+        actions += resubmit_specs(facts, jobs, [node], f"collectives failed on {node}'s link")
         findings.append(
             Finding(
                 check="interconnect_link_down",

@@ -46,11 +46,14 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
     findings: list[Finding] = []
     for job, events in by_job.items():
         timeouts = [e for e in events if e.kind == "nccl_timeout"]
-        remote = [e for e in events if e.kind != "nccl_timeout"]
+        # Only remote/network errors are evidence about the network; generic NCCL errors
+        # ("terminate called after throwing DistBackendError") are the timeout's aftermath.
+        remote = [e for e in events if e.kind == "nccl_remote_error"]
+        others = [e for e in events if e.kind == "nccl_error"]
         ranks = {e.rank for e in timeouts if e.rank is not None}
         barrier_only = bool(timeouts) and all(_numel(e) == 1 for e in timeouts)
         peers = sorted({e.fields[k] for e in remote for k in ("peer_host", "host") if e.fields.get(k)})
-        evidence = [log_evidence(e) for e in (remote + timeouts)[:5]]
+        evidence = [log_evidence(e) for e in (remote + timeouts + others)[:5]]
         if not remote and barrier_only and len(ranks) <= 1:
             findings.append(
                 Finding(
@@ -72,7 +75,8 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
             Finding(
                 check="nccl_collective_failure",
                 root_cause="interconnect_fault",
-                message=f"job {job}: {len(timeouts)} NCCL timeout(s) and {len(remote)} NCCL network error(s)",
+                message=f"job {job}: {len(timeouts)} NCCL timeout(s), {len(remote)} NCCL network error(s), "
+                f"{len(others)} other NCCL error(s)",
                 culprits=culprits,
                 evidence=evidence,
                 confidence=cfg.network_confidence + (0.1 if peers else 0.0),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, affected_jobs, job_culprits
+from tools.checks.base import CheckConfig, affected_jobs, job_culprits, resubmit_specs
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Evidence, Finding
 
@@ -38,6 +38,6 @@ def check_node_not_responding(facts: Facts, cfg: UnresponsiveConfig) -> list[Fin
                                metric="scontrol show node")],
             confidence=0.85,
             suggested_actions=[ActionSpec(type="drain_node", node=node.name, reason="slurmd not responding")]
-            + [ActionSpec(type="requeue_job", job=j) for j in jobs],
+            + resubmit_specs(facts, jobs, [node.name], f"job lost with {node.name}"),
         ))
     return findings

@@ -17,9 +17,12 @@ BLOCKING = (
     "ReqNodeNotAvail", "Reservation", "QOS", "Assoc", "PartitionTimeLimit", "PartitionNodeLimit",
     "PartitionDown", "PartitionInactive", "NodeDown", "BadConstraints", "DependencyNeverSatisfied",
     "InvalidQOS", "InvalidAccount", "MaxGRES", "MaxCpu", "MaxNode", "MaxJobs", "MaxSubmit", "GrpTRES",
-    "JobHeldAdmin", "JobHeldUser", "launch failed",
+    "launch failed",
 )
-"""Reason prefixes/fragments that block a job until something changes (squeue %r)."""
+"""Reason prefixes/fragments that block a job until something changes (squeue %r). A job held by
+its user or an admin (JobHeldUser/JobHeldAdmin) waits by someone's choice and is not reported."""
+_PER_USER = ("peruser", "assoc")
+"""Limits counted over the user's (or association's) jobs: the user's other work is the cause."""
 
 
 class PendingConfig(CheckConfig):
@@ -74,7 +77,8 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
             check="job_pending_blocked", root_cause="scheduler_wait",
             message=f"job {job.job_id} pending {wait_txt} with reason ({reason})"
             + (" — blocked until something changes" if blocked else f" (threshold {cfg.queue_wait_after_h} h)"),
-            culprits=[f"job:{job.job_id}"],
+            culprits=[f"job:{job.job_id}"] + ([f"user:{job.user}"] if job.user and any(
+                p in reason.lower().replace(" ", "") for p in _PER_USER) else []),
             evidence=[Evidence(text=f"job {job.job_id} State=PENDING Reason={reason} NumNodes={job.num_nodes}{limit}",
                                metric="squeue")],
             confidence=confidence,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tools.checks.base import CheckConfig, job_culprits, log_evidence
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.lustre import LfsDfRow
 
 __all__ = ["StorageFullConfig", "check_storage_full"]
 
@@ -13,6 +14,26 @@ class StorageFullConfig(CheckConfig):
     """Thresholds for fullness."""
 
     full_pct: float = 95.0
+    min_writer_share: float = 0.5
+    """Share of the bytes written to a full OST (obdfilter job_stats) that names a job as filling it."""
+
+
+def _top_writers(facts: Facts, full: list[LfsDfRow], min_share: float) -> list[tuple[str, str, float]]:
+    """(job id, OST, share) of jobs that wrote most of the bytes to a full OST."""
+    out: list[tuple[str, str, float]] = []
+    for row in full:
+        if row.kind != "OST" or row.inodes:
+            continue
+        target = row.uuid.removesuffix("_UUID")
+        entries = [e for e in facts.job_stats if e.target == target]
+        total = sum(e.bytes.get("write_bytes", 0) for e in entries)
+        if not total:
+            continue
+        top = max(entries, key=lambda e: e.bytes.get("write_bytes", 0))
+        share = top.bytes.get("write_bytes", 0) / total
+        if share >= min_share:
+            out.append((top.job_id, target, share))
+    return out
 
 
 def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
@@ -26,14 +47,18 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
     enospc = [e for e in facts.job_log_events if e.kind in ("enospc", "checkpoint_write_failure")]
     if not full and not [e for e in enospc if e.kind == "enospc"]:
         return []
-    jobs = [e.job for e in enospc if e.job]
+    victims = [e.job for e in enospc if e.job]
+    writers = _top_writers(facts, full, cfg.min_writer_share)
+    jobs = list(dict.fromkeys([w for w, _, _ in writers] + victims))
     evidence = [
         Evidence(
             text=f"{r.uuid} {'inodes' if r.inodes else 'space'} {r.use_pct:.0f}% used ({r.used:,} of {r.total:,}"
             f"{'' if r.inodes else ' KiB'}) on {r.mount}",
             metric="lfs df -i" if r.inodes else "lfs df", value=r.use_pct, unit="%")
         for r in full[:4]
-    ] + [log_evidence(e) for e in enospc[:3]]
+    ] + [Evidence(text=f"job_stats on {t}: job_id {w} wrote {share:.0%} of the bytes written there",
+                  metric="obdfilter job_stats", value=round(share * 100, 1), unit="%") for w, t, share in writers]
+    evidence += [log_evidence(e) for e in enospc[:3]]
     fss = sorted({r.fs or r.uuid.split("-")[0] for r in full})
     culprits = [f"fs:{fs}" for fs in fss] + job_culprits(jobs)
     what = ", ".join(f"{r.uuid} {r.use_pct:.0f}%{' inodes' if r.inodes else ''}" for r in full[:4])
@@ -43,6 +68,7 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
         + (f"; {len(enospc)} write failure(s) in job logs" if enospc else ""),
         culprits=culprits, evidence=evidence,
         confidence=0.9 if full and enospc else (0.8 if full else 0.6),
-        suggested_actions=[ActionSpec(type="notify_owner", job=j, reason="writes fail: file system full")
-                           for j in dict.fromkeys(jobs)],
+        suggested_actions=[ActionSpec(type="notify_owner", job=j,
+                                      reason="fills the full target" if j in {w for w, _, _ in writers}
+                                      else "writes fail: file system full") for j in jobs],
     )]
