@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
@@ -179,7 +180,8 @@ class ApprovalStore:
         self, db_path: Path | str, allowed_approvers: Iterable[str] = (), audit: AuditLog | None = None
     ) -> None:
         self._audit = audit
-        self._db = Database(db_path)
+        # Usable from the worker threads pydantic-ai runs sync tools in (one call at a time per run).
+        self._db = Database(sqlite3.connect(str(db_path), check_same_thread=False))
         self._db.execute("PRAGMA busy_timeout = 5000")
         self.allowed_approvers = frozenset(allowed_approvers)
         self._db["approvals"].create(

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -137,7 +139,9 @@ class AuditLog:
     """
 
     def __init__(self, db_path: Path | str, *, clock: Callable[[], datetime] | None = None) -> None:
-        self._db = Database(db_path)
+        # One connection shared by the threads pydantic-ai runs sync tools in; _lock serialises it.
+        self._db = Database(sqlite3.connect(str(db_path), check_same_thread=False))
+        self._lock = threading.RLock()
         self._db.execute("PRAGMA busy_timeout = 5000")
         self._clock = clock or (lambda: datetime.now(timezone.utc))
         existed = "audit" in self._db.table_names()
@@ -185,6 +189,11 @@ class AuditLog:
             raise ValueError(f"audit payload is not JSON data: {exc}") from exc
         ts = self._clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
         conn = self._db.conn
+        with self._lock:
+            return self._append_locked(conn, kind, payload_text, ts, run_id)
+
+    def _append_locked(self, conn: sqlite3.Connection, kind: str, payload_text: str, ts: str,
+                       run_id: str | None) -> AuditRecord:
         conn.execute("BEGIN IMMEDIATE")
         try:
             seq, prev_hash = self._last()
@@ -213,7 +222,9 @@ class AuditLog:
         if run_id is not None:
             sql += " AND run_id = ?"
             params.append(run_id)
-        for seq, ts, kind, rid, payload, prev_hash, digest in self._db.execute(sql + " ORDER BY seq", params):
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY seq", params).fetchall()
+        for seq, ts, kind, rid, payload, prev_hash, digest in rows:
             yield AuditRecord(
                 seq=seq, ts=datetime.fromisoformat(ts), kind=kind, run_id=rid,
                 payload=json.loads(payload), prev_hash=prev_hash, hash=digest,
@@ -222,7 +233,8 @@ class AuditLog:
     def head(self) -> tuple[int, str]:
         """(seq, hash) of the newest row, ``(0, GENESIS_HASH)`` when empty: record it elsewhere
         as an anchor for ``verify(anchor=...)``."""
-        return self._last()
+        with self._lock:
+            return self._last()
 
     def verify(self, *, anchor: tuple[int, str] | None = None) -> AuditVerification:
         """Recompute the whole chain and report the first row that breaks it.

@@ -1,16 +1,27 @@
-"""The agent's typed dependencies: the evidence context, and where tool calls are recorded."""
+"""The agent's typed dependencies: the evidence context, and where tool calls are recorded.
+
+Each tool call is appended to the audit log (kind ``tool_call``) before it runs and its outcome
+(``tool_result``: result size or error) after, so the tamper-evident record holds every call even
+when the tool fails. The run store keeps the queryable copy.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
+from agent.audit import AuditLog
+from agent.limits import LoopGuard
 from agent.store import RunStore
 from tools.read.context import ReadContext
+
+if TYPE_CHECKING:
+    from agent.execute import ExecutionSetup
 
 __all__ = ["WardenDeps"]
 
@@ -26,9 +37,22 @@ class WardenDeps:
     run_id: str | None = None
     on_tool: Callable[[str, dict[str, Any]], None] | None = None
     """Progress hook: called with the tool name and arguments before each call."""
+    audit: AuditLog | None = None
+    """Tamper-evident log; each call is appended before it runs."""
+    guard: LoopGuard = field(default_factory=LoopGuard)
+    """This run's loop limits (read by GuardedToolset and LoopGuardCapability)."""
+    execution: ExecutionSetup | None = None
+    """Set only when the caller enabled the execute_action tool."""
 
     def call(self, name: str, fn: Callable[..., T], **kwargs: Any) -> T:
-        """Run a read tool over this run's evidence, recording the call in the store."""
+        """Run a read tool over this run's evidence, recording the call in the audit log and the store.
+
+        Raises:
+            whatever the read tool raises (recorded first), and the audit log's errors: a call
+            that cannot be audited does not run.
+        """
+        if self.audit is not None:
+            self.audit.append("tool_call", {"tool": name, "args": to_jsonable_python(kwargs)}, run_id=self.run_id)
         if self.on_tool:
             self.on_tool(name, kwargs)
         start = time.perf_counter()
@@ -41,7 +65,10 @@ class WardenDeps:
             error = f"{type(e).__name__}: {e}"
             raise
         finally:
+            size = len(result.model_dump_json()) if result is not None else 0
+            ms = (time.perf_counter() - start) * 1000
+            if self.audit is not None:
+                self.audit.append("tool_result", {"tool": name, "result_chars": size, "error": error,
+                                                  "duration_ms": round(ms, 2)}, run_id=self.run_id)
             if self.store and self.run_id:
-                size = len(result.model_dump_json()) if result is not None else 0
-                self.store.tool_call(self.run_id, name, kwargs, result_chars=size,
-                                     duration_ms=(time.perf_counter() - start) * 1000, error=error)
+                self.store.tool_call(self.run_id, name, kwargs, result_chars=size, duration_ms=ms, error=error)

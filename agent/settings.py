@@ -1,0 +1,98 @@
+"""Warden's safety settings: who may approve, how long approvals live, which policies and limits.
+
+Read from ``$WARDEN_HOME/config.yaml`` when it exists (``yaml.safe_load``, validated, never
+evaluated); every field has a default. The audit log and the approval store live next to the run
+store, under ``$WARDEN_HOME``::
+
+    # $WARDEN_HOME/config.yaml
+    approvers:                 # user -> groups (the policy needs oncall or admins)
+      alice: [oncall]
+      bob: [admins]
+    approval_ttl_s: 3600
+    policy_paths: []           # *.cedar files or directories; empty = the default policy
+    policy_config: null        # YAML of blast-radius limits (policies.PolicyConfig)
+    limits: {model_requests: 8, wall_time_s: 300}
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent.approvals import ApprovalStore
+from agent.audit import AuditLog
+from agent.limits import LoopLimits
+from agent.store import warden_home
+from policies import PolicyEngine
+from tools.errors import ConfigError
+
+__all__ = ["WardenSettings", "settings_path", "audit_path", "approvals_path"]
+
+
+def settings_path() -> Path:
+    """``$WARDEN_HOME/config.yaml``."""
+    return warden_home() / "config.yaml"
+
+
+def audit_path() -> Path:
+    """The audit log: ``$WARDEN_HOME/audit.db``."""
+    return warden_home() / "audit.db"
+
+
+def approvals_path() -> Path:
+    """Pending approvals and paused runs: ``$WARDEN_HOME/approvals.db``."""
+    return warden_home() / "approvals.db"
+
+
+class WardenSettings(BaseModel):
+    """Safety settings (see the module docstring for the file format)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    approvers: dict[str, list[str]] = Field(default_factory=dict)
+    """Allowed approvers and their groups; empty means nobody can approve (fail closed)."""
+    approval_ttl_s: float = Field(default=3600.0, gt=0)
+    """How long a pending approval stays valid, seconds."""
+    policy_paths: list[Path] = Field(default_factory=list)
+    policy_config: Path | None = None
+    limits: LoopLimits = Field(default_factory=LoopLimits)
+
+    @classmethod
+    def load(cls, path: Path | None = None) -> WardenSettings:
+        """Read the settings file; a missing file gives the defaults.
+
+        Raises:
+            ConfigError: naming the file when it is not UTF-8 YAML or fails validation.
+        """
+        p = path or settings_path()
+        if not p.exists():
+            return cls()
+        try:
+            raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+            raise ConfigError(f"{p}: cannot read Warden settings: {' '.join(str(e).split())}") from None
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise ConfigError(f"{p}: {'.'.join(map(str, err['loc'])) or '<root>'}: {err['msg']}") from None
+
+    def groups_of(self, user: str) -> list[str]:
+        """The configured groups of an approver ([] for anyone else)."""
+        return list(self.approvers.get(user, []))
+
+    def engine(self) -> PolicyEngine:
+        """The policy engine (raises PolicyError on any invalid policy or config; never falls back)."""
+        return PolicyEngine.load(self.policy_paths or None, self.policy_config)
+
+    def open_audit(self) -> AuditLog:
+        """The audit log under $WARDEN_HOME (created if missing)."""
+        audit_path().parent.mkdir(parents=True, exist_ok=True)
+        return AuditLog(audit_path())
+
+    def open_approvals(self, audit: AuditLog | None = None) -> ApprovalStore:
+        """The approval store under $WARDEN_HOME, recording into ``audit``."""
+        approvals_path().parent.mkdir(parents=True, exist_ok=True)
+        return ApprovalStore(approvals_path(), allowed_approvers=self.approvers, audit=audit)
