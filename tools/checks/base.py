@@ -24,6 +24,7 @@ __all__ = [
     "affected_jobs",
     "resubmit_specs",
     "newest_checkpoint",
+    "same_run_jobs",
     "job_culprits",
 ]
 
@@ -92,18 +93,39 @@ def job_culprits(job_ids: Iterable[str]) -> list[str]:
     return out
 
 
+def same_run_jobs(facts: Facts, job_id: str) -> list[str]:
+    """The job and the other jobs of the same training run: same user and job name in squeue or
+    sacct (a resubmission chain writes its checkpoints to one place)."""
+    def ident(jid: str) -> tuple[str | None, str | None]:
+        j, a = facts.job(jid), facts.acct_job(jid)
+        return ((j.user if j else None) or (a.user if a else None), (j.name if j else None) or (a.name if a else None))
+    user, name = ident(job_id)
+    ids = [job_id]
+    if user and name:
+        for jid in [j.job_id for j in facts.jobs] + [r.job_id for r in facts.acct if not r.is_step]:
+            if jid not in ids and ident(jid) == (user, name):
+                ids.append(jid)
+    return ids
+
+
 def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> str | None:
-    """The newest checkpoint the job's log says it saved (job-log checkpoint_saved events), skipping
-    paths known to be bad; None when the log names none."""
+    """The newest checkpoint saved by the job's training run (job-log checkpoint_saved events of
+    the job and of earlier jobs of the same run), skipping paths in ``bad`` and paths that a
+    checkpoint write failure names; None when no log names one."""
+    run = set(same_run_jobs(facts, job_id))
+    failed = [e.message for e in facts.job_log_events
+              if e.job in run and e.kind in ("checkpoint_write_failure", "enospc")]
     skip = set(bad)
     saved = [e for e in facts.job_log_events
-             if e.job == job_id and e.kind == "checkpoint_saved" and e.fields.get("path")
-             and e.fields["path"] not in skip]
+             if e.job in run and e.kind == "checkpoint_saved" and e.fields.get("path")
+             and e.fields["path"] not in skip and not any(e.fields["path"] in m for m in failed)]
     if not saved:
         return None
+
     def order(e: JobLogEvent) -> tuple:
         step = e.fields.get("step")
-        return (int(step) if step and step.isdigit() else -1, e.line)
+        return (int(step) if step and step.isdigit() else -1, e.timestamp.timestamp() if e.timestamp else 0.0, e.line)
+
     return max(saved, key=order).fields["path"]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, log_evidence, newest_checkpoint
+from tools.checks.base import CheckConfig, log_evidence, newest_checkpoint, same_run_jobs
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Finding
 from tools.models.logs import JobLogEvent
@@ -35,8 +35,9 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
         if len(failures) < cfg.min_failures:
             continue
         bad = {p for p in (_ckpt_path(e) for e in failures) if p}
-        if not bad:
-            # The failed load names no path: it was the newest checkpoint the job saved.
+        run = set(same_run_jobs(facts, job))
+        if not bad and not any(e.job in run and e.kind == "checkpoint_write_failure" for e in facts.job_log_events):
+            # Nothing names the broken file: a resume loads the newest save, so that one is suspect.
             newest = newest_checkpoint(facts, job)
             bad = {newest} if newest else set()
         newest_good = newest_checkpoint(facts, job, bad=bad)

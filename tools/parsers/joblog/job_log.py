@@ -20,7 +20,7 @@ cut mid-line is parsed as far as it goes. Real shapes: see tests/fixtures/job-lo
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, deque
 from datetime import datetime
 
 from tools.models.logs import JobLogEvent, JobLogSummary
@@ -39,6 +39,8 @@ __all__ = ["parse_job_log", "MAX_MESSAGE", "MAX_EVENTS_PER_KIND"]
 MAX_MESSAGE = 500
 MAX_EVENTS_PER_KIND = 200
 """Events kept per kind and file; the summary counts every event seen, kept or not."""
+MAX_CHECKPOINTS_KEPT = 20
+"""Saved-checkpoint events kept per file (the newest)."""
 
 _WATCHDOG = re.compile(r"Watchdog caught collective operation timeout")
 _WATCHDOG_CONT = re.compile(r"^(?:WorkNCCL\(|ran for \d+ milliseconds)")
@@ -105,7 +107,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
     ``traceback`` (exception_type; message = final line), ``checkpoint_write_failure``,
     ``checkpoint_load_failure``, ``nan_loss`` (metric, value, step), ``enospc`` (error ENOSPC or
     EDQUOT), ``slurm_message`` (what, id, node, state, at, reason / tasks, status, exit_code /
-    oom_kill_events) and ``progress`` (step, loss, epoch as printed; the last one only). Messages are capped
+    oom_kill_events), ``checkpoint_saved`` (path, step; the last MAX_CHECKPOINTS_KEPT only) and
+    ``progress`` (step, loss, epoch as printed; the last one only). Messages are capped
     at 500 characters. Never raises on content.
     """
     events: list[JobLogEvent] = []
@@ -114,6 +117,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
     watchdogs: dict[int | None, _Watchdog] = {}
     timeouts: set[tuple[object, ...]] = set()
     progress: JobLogEvent | None = None
+    saved: deque[JobLogEvent] = deque(maxlen=MAX_CHECKPOINTS_KEPT)
     last_ts: datetime | None = None
 
     def emit(kind: str, line: int, rank: int | None, ts: datetime | None, message: str,
@@ -125,6 +129,10 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
             for key, value in (fields or {}).items():
                 last.fields.setdefault(key, value)  # one remote error printed over several lines
             seen[kind] -= 1
+            return
+        if kind == "checkpoint_saved":  # the newest saves matter: keep the last few, not the first
+            saved.append(JobLogEvent(job=job, file=path, line=line, kind=kind, rank=rank, timestamp=ts,
+                                     message=_cap(message), fields=fields or {}))
             return
         if seen[kind] > MAX_EVENTS_PER_KIND:
             return
@@ -196,6 +204,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
     if progress is not None:
         seen["progress"] += 1
         events.append(progress)
+    events.extend(saved)
     events.sort(key=lambda e: e.line)
     summary = JobLogSummary(
         job=job, file=path, lines=len(text.splitlines()), last_timestamp=last_ts,

@@ -12,7 +12,7 @@ from datetime import datetime
 
 __all__ = [
     "Classified", "split_rank", "rank_in_text", "find_timestamp", "exception_type", "classify",
-    "parse_watchdog", "progress_fields", "size_gib",
+    "parse_watchdog", "progress_fields", "size_gib", "checkpoint_fields",
 ]
 
 Classified = tuple[str, str | None, dict[str, str]]
@@ -62,6 +62,13 @@ _CKPT_LOAD = re.compile(
     re.IGNORECASE,
 )
 _SAVING = re.compile(r"checkpoint|torch\.save|\bsav(?:e|ing)\b|\.(?:pt|pth|ckpt|safetensors|bin)\b", re.IGNORECASE)
+_CKPT_SAVED = re.compile(
+    r"(?:saved checkpoint (?:to|at|in)|checkpoint saved (?:to|at|in)|saving model checkpoint to|"
+    r"saving model to|saved model checkpoint to|saved (?:state|weights) to)\s*:?\s*['\"]?(?P<path>/[^\s'\"(),]+)",
+    re.IGNORECASE)
+"""A completed (or, for Lightning/HF's "saving model ... to", started) checkpoint save naming its path."""
+_CKPT_STEP = re.compile(r"(?:global_step|step|checkpoint|iter)[_=-]?(?P<n>\d+)|epoch[_=-]?(?P<e>\d+)", re.IGNORECASE)
+_FAILURE_WORDS = re.compile(r"\b(?:error|fail(?:ed|ure)?|exception|cannot|unable)\b", re.IGNORECASE)
 _ENOSPC = re.compile(r"No space left on device|\bENOSPC\b|Errno 28\b|errno 28\b|Disk quota exceeded|\bEDQUOT\b|Errno 122\b")
 _NAN = re.compile(
     r"\b(?P<metric>(?:\w+_)?loss|grad[_ ]?norm)\b['\"]?\s*(?:[:=]|\bis\b)?\s*\(?(?P<value>[-+]?nan|[-+]?inf(?:inity)?)\b",
@@ -95,8 +102,9 @@ def rank_in_text(message: str) -> int | None:
 
 
 def find_timestamp(message: str) -> datetime | None:
-    """A ``YYYY-MM-DD[ T]HH:MM:SS`` timestamp in the first 80 characters, as printed (naive
-    unless the line gives a zone)."""
+    """A ``YYYY-MM-DD[ T]HH:MM:SS`` timestamp in the first 80 characters. A line without a zone is
+    taken as UTC (the convention of Warden's snapshots), so every timestamp compares with
+    ``captured_at``."""
     m = _TIMESTAMP.search(message[:80])
     if not m:
         return None
@@ -105,7 +113,7 @@ def find_timestamp(message: str) -> datetime | None:
     if tz and tz != "Z" and ":" not in tz:
         tz = tz[:3] + ":" + tz[3:]
     try:
-        return datetime.fromisoformat(f"{m['date']}T{m['time']}.{frac}{'+00:00' if tz == 'Z' else tz}")
+        return datetime.fromisoformat(f"{m['date']}T{m['time']}.{frac}{'+00:00' if tz in ('Z', '') else tz}")
     except ValueError:
         return None
 
@@ -191,6 +199,19 @@ def _slurm(message: str) -> Classified:
     return "slurm_message", None, fields
 
 
+def checkpoint_fields(path: str) -> dict[str, str]:
+    """``{"path": ..., "step": ...}`` for a saved checkpoint; the step (or epoch) read from the path's
+    last component that carries one (``step_032000`` -> 32000, ``epoch=49-step=62500.ckpt`` -> 62500)."""
+    fields = {"path": path[:400]}
+    for part in reversed(path.rstrip("/").split("/")):
+        matches = list(_CKPT_STEP.finditer(part))
+        steps = [m["n"] for m in matches if m["n"]] or [m["e"] for m in matches if m["e"]]
+        if steps:
+            fields["step"] = str(int(steps[-1]))
+            break
+    return fields
+
+
 def classify(message: str) -> list[Classified]:
     """Every event kind one message line is (at most two: ENOSPC while saving is both)."""
     if _SLURM_LINE.search(message):
@@ -217,6 +238,9 @@ def classify(message: str) -> list[Classified]:
         return [("cuda_error", exception_type(message), {"error": error[:200]})]
     if _CKPT_LOAD.search(message):
         return [("checkpoint_load_failure", exception_type(message), {})]
+    saved = _CKPT_SAVED.search(message)
+    if saved and not _FAILURE_WORDS.search(message):
+        return [("checkpoint_saved", None, checkpoint_fields(saved["path"]))]
     found: list[Classified] = []
     if _CKPT_WRITE.search(message) or (_ENOSPC.search(message) and _SAVING.search(message)):
         found.append(("checkpoint_write_failure", exception_type(message), {}))

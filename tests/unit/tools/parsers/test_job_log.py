@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -41,7 +41,7 @@ def test_nccl01_watchdog_over_three_lines_is_one_event() -> None:
     assert timeout.rank == 0
     assert timeout.fields == {"op": "ALLREDUCE", "numel": "1", "numel_out": "1", "timeout_ms": "1800000", "ran_for_ms": "1800090"}
     assert timeout.message.endswith("ran for 1800090 milliseconds before timing out.")
-    assert (summary.last_step, summary.last_timestamp) == (2500, datetime(2026, 3, 4, 9, 40, 11))
+    assert (summary.last_step, summary.last_timestamp) == (2500, datetime(2026, 3, 4, 9, 40, 11, tzinfo=timezone.utc))
 
 
 def test_pytorch2_rank_prefixed_watchdog_deduplicated_per_rank() -> None:
@@ -91,7 +91,7 @@ def test_checkpoint_write_enospc_and_corrupt_load() -> None:
     assert events[2].fields == {"error": "ENOSPC"} and events[4].fields == {"error": "EDQUOT"}
     assert events[3].exception_type == "OSError"
     assert events[-1].message.endswith("failed finding central directory")
-    assert summary.last_timestamp == datetime(2023, 7, 1, 17, 2, 44, 101000) and summary.last_step is None
+    assert summary.last_timestamp == datetime(2023, 7, 1, 17, 2, 44, 101000, tzinfo=timezone.utc) and summary.last_step is None
 
 
 def test_nccl_remote_errors_with_peer_and_rank_labels() -> None:
@@ -118,10 +118,10 @@ def test_nan_cuda_errors_and_slurm_messages() -> None:
     assert events[5].fields["error"] == "uncorrectable ECC error encountered"
     assert events[6].fields == {"oom_kill_events": "1"}
     assert events[7].fields["reason"] == "TIME LIMIT" and events[7].fields["id"] == "4242"
-    assert events[7].timestamp == datetime(2026, 3, 4, 10, 0, 0)
+    assert events[7].timestamp == datetime(2026, 3, 4, 10, 0, 0, tzinfo=timezone.utc)
     assert events[8].fields["reason"] == "NODE FAILURE" and events[8].fields["node"] == "gpu019"
     assert events[9].fields["exit_code"] == "1"
-    assert summary.last_step == 1300 and summary.last_timestamp == datetime(2026, 3, 4, 10, 5)
+    assert summary.last_step == 1300 and summary.last_timestamp == datetime(2026, 3, 4, 10, 5, tzinfo=timezone.utc)
 
 
 def test_only_last_progress_kept_and_events_capped_per_kind() -> None:
@@ -146,7 +146,7 @@ def test_epoch_only_progress_and_unranked_continuation_of_a_remote_error() -> No
     assert [(e.line, e.kind, e.rank) for e in events] == [(2, "progress", None), (3, "nccl_remote_error", 3)]
     assert events[0].fields == {"loss": "0.4433", "epoch": "2"}
     assert events[1].fields["peer"] == "10.40.1.10" and events[1].fields["status"] == "12"
-    assert summary.last_step is None and summary.last_timestamp == datetime(2026, 11, 28, 20, 44, 1)
+    assert summary.last_step is None and summary.last_timestamp == datetime(2026, 11, 28, 20, 44, 1, tzinfo=timezone.utc)
 
 
 def test_plain_log_has_only_a_summary() -> None:

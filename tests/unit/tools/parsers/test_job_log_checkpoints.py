@@ -1,0 +1,36 @@
+"""checkpoint_saved events: the path and step of each save, newest kept, failures not counted as saves."""
+
+from __future__ import annotations
+
+from tools.models.logs import JobLogEvent
+from tools.parsers.joblog.job_log import MAX_CHECKPOINTS_KEPT, parse_job_log
+
+
+def saved(text: str) -> list[JobLogEvent]:
+    return [e for e in parse_job_log(text, path="logs/1/out", job="1")
+            if isinstance(e, JobLogEvent) and e.kind == "checkpoint_saved"]
+
+
+def test_common_save_lines():
+    text = "\n".join([
+        "2026-11-28 15:04:16,742 | INFO | ckpt | saved checkpoint to /lustre/a/ckpt/step_002000 (38.2 GiB, 39.8 s)",
+        # PyTorch Lightning ModelCheckpoint(verbose=True)
+        "Epoch 49, global step 62500: 'val_loss' reached 0.12 (best 0.12), saving model to "
+        "'/proj/x/epoch=49-step=62500.ckpt' as top 1",
+        # Hugging Face Trainer
+        "Saving model checkpoint to /scratch/out/checkpoint-500",
+    ]) + "\n"
+    got = [(e.fields["path"], e.fields.get("step"), e.line) for e in saved(text)]
+    assert got == [("/lustre/a/ckpt/step_002000", "2000", 1), ("/proj/x/epoch=49-step=62500.ckpt", "62500", 2),
+                   ("/scratch/out/checkpoint-500", "500", 3)]
+
+
+def test_a_failed_save_is_not_a_save():
+    assert saved("ERROR: failed to save checkpoint to /x/step_1\n") == []
+
+
+def test_only_the_newest_saves_are_kept():
+    text = "".join(f"saved checkpoint to /c/step_{i:06d}\n" for i in range(MAX_CHECKPOINTS_KEPT + 30))
+    events = saved(text)
+    assert len(events) == MAX_CHECKPOINTS_KEPT
+    assert events[-1].fields["step"] == str(MAX_CHECKPOINTS_KEPT + 29)
