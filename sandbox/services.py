@@ -69,7 +69,7 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
 def _require_free(port: int, what: str) -> None:
     if port_open(port):
         raise SandboxError(f"port {port} ({what}) is already in use by a process the sandbox did not start; "
-                           f"stop it or choose another port in sandbox.json")
+                           f"stop it or choose another port in <state>/sandbox.json (Prometheus: up --prometheus-port)")
 
 
 def _ok(argv: list[str], env: dict[str, str] | None = None, timeout_s: float = 10.0) -> bool:
