@@ -132,6 +132,8 @@ JOB_STATE_CODES = {
 }
 """squeue's compact job state codes (%t) -> long names (%T), per squeue(1) JOB STATE CODES."""
 
+_LONG_NAMES = frozenset(JOB_STATE_CODES.values())
+
 _JOB_BASE = frozenset({
     "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT",
     "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY",
@@ -142,8 +144,8 @@ def job_state_from_words(words: list[str] | str | None) -> str | None:
     """A job state (JSON string or list, squeue %t/%T, sacct ``CANCELLED by 0``) -> one upper-case word.
 
     A list holding COMPLETING reports COMPLETING (as squeue does); otherwise its first base
-    state. Compact codes (``PD``) are expanded; sacct's ``CANCELLED by 1000`` -> CANCELLED and
-    its truncated ``CANCELLED+`` -> CANCELLED.
+    state. Compact codes (``PD``) are expanded; sacct's ``CANCELLED by 1000`` -> CANCELLED, its
+    truncated ``CANCELLED+`` -> CANCELLED, and squeue -l's 8-character ``COMPLETI`` -> COMPLETING.
     """
     if words is None:
         return None
@@ -157,4 +159,10 @@ def job_state_from_words(words: list[str] | str | None) -> str | None:
             return "COMPLETING"
         return next((w for w in upper if w in _JOB_BASE), upper[0])
     word = upper[0].split()[0].rstrip("+")
-    return JOB_STATE_CODES.get(word, word)
+    if word in JOB_STATE_CODES:
+        return JOB_STATE_CODES[word]
+    if word not in _LONG_NAMES and len(word) >= 5:  # squeue -l's %.8T: COMPLETI, CANCELLE, NODE_FAI
+        matches = [name for name in _LONG_NAMES if name.startswith(word)]
+        if len(matches) == 1:
+            return matches[0]
+    return word

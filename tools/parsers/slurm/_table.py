@@ -19,9 +19,11 @@ from dataclasses import dataclass
 
 from tools.errors import ParseError
 
-__all__ = ["Header", "read_header", "split_row", "underline_spans", "split_fixed", "reason_tail"]
+__all__ = ["Header", "read_header", "split_row", "underline_spans", "split_fixed", "reason_tail", "DATE_LINE"]
 
 _TOKEN = re.compile(r"\S+")
+DATE_LINE = re.compile(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \d{4}$")
+"""The date that ``squeue -l`` and ``sinfo -l`` print above the header (``Sun Nov 29 16:09:20 2026``)."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import re
 from tools.errors import ParseError
 from tools.models.slurm import SlurmNode
 from tools.parsers.slurm._states import node_state_from_sinfo
-from tools.parsers.slurm._table import Header, read_header, split_row
+from tools.parsers.slurm._table import DATE_LINE, Header, read_header, split_row
 from tools.parsers.slurm._values import clean, expand_nodes, gres_gpus, mem_to_mib
 
 __all__ = ["parse_sinfo_text"]
@@ -29,10 +29,9 @@ _KNOWN = set(_LETTER_HEADERS.values()) | {
     "TMP_DISK", "WEIGHT", "AVAIL_FE", "ACTIVE_FEATURES", "GRES_USED", "ALLOCMEM", "USER", "TIMESTAMP",
     "NODES(A/I/O/T)", "NODES(A/I)", "CPUS", "STATE", "ROOT", "OVERSUBSCRIBE", "GROUPS", "JOB_SIZE",
     "SOCKETS", "CORES", "THREADS", "NODE_ADDR", "PORT", "VERSION", "CLUSTER", "PRIO_TIER", "HOSTNAMES",
-    "COMMENT", "EXTRA",
+    "COMMENT", "EXTRA", "OVERSUBS", "RESERVATION", "PREEMPT_MODE", "DEFAULTTIME", "ALLOCNODES",
 }
 _FREE = {"REASON", "COMMENT", "EXTRA"}
-_DATE_LINE = re.compile(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \d{4}$")
 
 
 def parse_sinfo_text(text: str, *, path: str, columns: str | None = None) -> list[SlurmNode]:
@@ -49,7 +48,7 @@ def parse_sinfo_text(text: str, *, path: str, columns: str | None = None) -> lis
     """
     lines = text.splitlines()
     index = 0
-    while index < len(lines) and (not lines[index].strip() or _DATE_LINE.match(lines[index].strip())):
+    while index < len(lines) and (not lines[index].strip() or DATE_LINE.match(lines[index].strip())):
         index += 1
     if index == len(lines):
         raise ParseError(path, None, "no sinfo rows")

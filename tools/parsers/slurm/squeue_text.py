@@ -1,7 +1,8 @@
 """Parse squeue's text output (format id ``squeue-text``).
 
 Handles the default layout (``%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R``: JOBID PARTITION NAME
-USER ST TIME NODES NODELIST(REASON)), ``-l``, ``-o "..."`` layouts (blank- or ``|``-separated)
+USER ST TIME NODES NODELIST(REASON)), ``-l`` (a date line, then STATE cut to 8 characters such as
+``COMPLETI``), ``-o "..."`` layouts (blank- or ``|``-separated)
 and ``-O`` layouts, by reading the header line. Without a header (``squeue -h``) the manifest's
 ``columns`` (``%i %P %j ...``) names the layout; with neither, the default layout is assumed.
 
@@ -17,7 +18,7 @@ import re
 from tools.errors import ParseError
 from tools.models.slurm import SlurmJob
 from tools.parsers.slurm._states import job_state_from_words
-from tools.parsers.slurm._table import Header, read_header, reason_tail, split_row
+from tools.parsers.slurm._table import DATE_LINE, Header, read_header, reason_tail, split_row
 from tools.parsers.slurm._values import clean, expand_nodes, gres_gpus, parse_duration_s, parse_timestamp, tres_gpus
 
 __all__ = ["parse_squeue_text", "DEFAULT_COLUMNS"]
@@ -40,6 +41,7 @@ _KNOWN_HEADERS = set(_LETTER_HEADERS.values()) | {
     "ARRAY_JOB_ID", "ARRAY_TASK_ID", "JOBARRAYID", "USERNAME", "NUM_NODES", "NUM_CPUS",
     "TRES_PER_TASK", "TRES_PER_SOCKET", "HOSTNAMES", "CPUS_PER_TASK", "STATE_REASON",
 }
+_ALIASES = {"TIME_LIMI": "TIME_LIMIT"}  # squeue -l prints %.9l, cutting its own header
 _FREE_HEADERS = {"NAME", "REASON", "COMMENT", "COMMAND", "WORK_DIR", "STATE_REASON"}
 
 
@@ -55,10 +57,11 @@ def parse_squeue_text(text: str, *, path: str, columns: str | None = None) -> li
         ParseError: naming path and line for a row that does not fit the header or a bad value.
     """
     lines = text.splitlines()
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    first = next((i for i, line in enumerate(lines) if line.strip() and not DATE_LINE.match(line.strip())), None)
     if first is None:
-        raise ParseError(path, None, "file is empty")
+        raise ParseError(path, None, "no squeue rows")
     header = read_header(lines[first], first + 1)
+    header = Header([_ALIASES.get(n, n) for n in header.names], header.line_no, header.delimiter)
     if not set(header.names) <= _KNOWN_HEADERS:
         header = _header_from_columns(columns or DEFAULT_COLUMNS, path)
         data_start = first

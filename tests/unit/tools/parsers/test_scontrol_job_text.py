@@ -66,6 +66,13 @@ def test_2205_multinode_job() -> None:
     assert job.nodes == ["gpu02", "gpu03"] and job.req_nodes == ["gpu02", "gpu03"] and job.num_gpus == 8
 
 
+def test_2205_completing_job_and_name_with_blanks() -> None:
+    jobs = _by_id("22.05-completing.txt")
+    assert jobs["1"].name == "my training run" and jobs["1"].num_gpus == 8 and jobs["1"].nodes == ["gpu01", "gpu02"]
+    assert jobs["2"].state == "COMPLETING" and jobs["2"].nodes == ["gpu03"]
+    assert jobs["4"].reason == "Priority" and jobs["3"].reason == "Resources"
+
+
 def test_2405_hostile_text_is_data_and_comment_keys_are_not_fields() -> None:
     jobs = _by_id("24.05-hostile-and-maintenance.txt")
     job = jobs["4242"]

@@ -52,6 +52,14 @@ def test_2205_resources_from_tres_and_memory() -> None:
     assert gpu01.slurmd_start_time == datetime(2026, 11, 29, 15, 53, 15, tzinfo=timezone.utc)
 
 
+def test_2205_detail_completing_and_drained_with_gres_used() -> None:
+    nodes = _by_name("22.05-detail-completing.txt")
+    assert nodes["gpu03"].state == "IDLE" and nodes["gpu03"].flags == ["COMPLETING", "PLANNED"]
+    assert nodes["gpu04"].state == "IDLE" and nodes["gpu04"].drained
+    assert nodes["gpu04"].reason == "warden: GPU 3 row-remap failure, awaiting RMA (ticket 4711)"
+    assert nodes["gpu01"].gres_used is not None and nodes["gpu01"].gpus_used == 4
+
+
 def test_2405_idle_drain_not_responding_with_public_reason() -> None:
     nodes = _by_name("24.05-detail-drain-notresponding.txt")
     gpu021 = nodes["gpu021"]

@@ -54,6 +54,15 @@ def test_2205_all_gpus_in_use_after_the_multinode_job() -> None:
     assert all(n.state == "MIXED" and n.flags == [] for n in nodes.values())
 
 
+def test_2205_completing_node_and_idle_drained_node() -> None:
+    nodes = _by_name("22.05-completing-drained.json")
+    assert nodes["gpu03"].state == "IDLE" and nodes["gpu03"].flags == ["COMPLETING", "PLANNED"]
+    gpu04 = nodes["gpu04"]
+    assert gpu04.state == "IDLE" and gpu04.flags == ["DRAIN"]
+    assert gpu04.reason == "warden: GPU 3 row-remap failure, awaiting RMA (ticket 4711)"
+    assert nodes["gpu01"].gpus_used == 4 and nodes["gpu01"].cpu_load == pytest.approx(1.44)
+
+
 def test_2405_sinfo_groups_merge_partitions_and_read_state_lists() -> None:
     nodes = _by_name("24.05-sinfo-groups.json")
     assert list(nodes) == ["gpu017", "gpu018", "gpu021", "gpu022", "gpu023", "cpu101", "cpu102"]

@@ -36,6 +36,11 @@ def test_default_layout_real_capture() -> None:
     assert (kill.reason, kill.nodes) == ("Kill task failed", ["gpu03"])
 
 
+def test_idle_drained_node_reason_cut_at_20_characters() -> None:
+    (row,) = _parse("22.05-idle-drained.txt")
+    assert row.reason == "warden: GPU 3 row-re" and row.nodes == ["gpu04"]
+
+
 def test_wide_layout_keeps_the_whole_reason() -> None:
     (row,) = _parse("22.05-wide.txt")
     assert row.reason == "warden: Xid 79 on GPU 2 (fallen off the bus)" and row.nodes == ["gpu02"]

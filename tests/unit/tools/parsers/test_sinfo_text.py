@@ -29,7 +29,8 @@ def _by_name(name: str) -> dict[str, SlurmNode]:
 def test_every_fixture_gives_the_four_nodes_once(fixture: Path) -> None:
     nodes = _by_name(fixture.name)
     assert sorted(nodes) == ["gpu01", "gpu02", "gpu03", "gpu04"]
-    assert nodes["gpu01"].partitions == ["gpu", "debug"] and nodes["gpu04"].partitions == ["gpu"]
+    if "cpus-load" not in fixture.name:  # that layout prints no PARTITION column
+        assert nodes["gpu01"].partitions == ["gpu", "debug"] and nodes["gpu04"].partitions == ["gpu"]
 
 
 def test_default_grouped_layout_expands_hostlists_and_state_codes() -> None:
@@ -52,6 +53,22 @@ def test_node_o_layout_reads_gres_and_whole_reason() -> None:
     nodes = _by_name("22.05-N-o.txt")
     assert nodes["gpu02"].reason == "warden: Xid 79 on GPU 2 (fallen off the bus)"
     assert nodes["gpu02"].gres == "gpu:4" and nodes["gpu02"].gpus_total == 4
+
+
+def test_long_layout_completing_and_drained_idle_node() -> None:
+    nodes = _by_name("22.05-l.txt")  # date line, JOB_SIZE/ROOT/OVERSUBS/GROUPS columns, long state words
+    assert nodes["gpu03"].state == "COMPLETING" and nodes["gpu03"].flags == ["COMPLETING"]
+    assert nodes["gpu04"].state == "DRAINED" and nodes["gpu04"].drained
+    assert nodes["gpu01"].state == "MIXED" and nodes["gpu01"].partitions == ["gpu", "debug"]
+    short = _by_name("22.05-N.txt")  # comp / drain / mix
+    assert [short[n].state for n in ("gpu01", "gpu03", "gpu04")] == ["MIXED", "COMPLETING", "DRAINED"]
+
+
+def test_cpu_state_load_and_free_memory_columns() -> None:
+    nodes = _by_name("22.05-N-o-cpus-load.txt")
+    assert (nodes["gpu01"].cpus_alloc, nodes["gpu01"].cpus) == (1, 2)  # CPUS(A/I/O/T) 1/1/0/2
+    assert nodes["gpu01"].cpu_load == pytest.approx(1.44) and nodes["gpu04"].free_memory_mib == 22801
+    assert nodes["gpu04"].reason == "warden: GPU 3 row-remap failure, awaiting RMA (ticket 4711)"
 
 
 def test_mixed_layout_all_mixed() -> None:

@@ -73,6 +73,13 @@ def test_2205_multinode_job() -> None:
     assert job.name == "allreduce-bench" and job.time_limit_s == 45 * 60
 
 
+def test_2205_completing_job_and_gpus_from_gres_detail() -> None:
+    jobs = _by_id("22.05-completing.json")
+    assert jobs["2"].state == "COMPLETING" and jobs["2"].nodes == ["gpu03"]
+    assert jobs["1"].name == "my training run" and jobs["1"].num_gpus == 8  # gres_detail gpu:4 x 2 nodes
+    assert jobs["3"].reason == "Resources" and jobs["3"].num_gpus == 12 and jobs["4"].reason == "Priority"
+
+
 def test_2405_wrapped_numbers_state_lists_and_arrays() -> None:
     jobs = _by_id("24.05-gpu-mixed.json")
     big = jobs["4242"]

@@ -70,6 +70,22 @@ def test_pipe_layout_reads_limits_gpus_and_reason_column() -> None:
     assert jobs["9"].name == 'x; rm -rf ~ $(id) "q" ünïcødé'
 
 
+def test_long_layout_skips_date_and_reads_cut_state_and_header() -> None:
+    jobs = _by_id("22.05-l-completing.txt")
+    assert jobs["2"].state == "COMPLETING"  # printed as COMPLETI
+    assert jobs["2"].nodes == ["gpu03"] and jobs["2"].time_limit_s == 300  # TIME_LIMI column
+    assert jobs["3"].reason == "Resources" and jobs["4"].reason == "Priority"
+    assert jobs["1"].time_limit_s == 3600 and jobs["1"].nodes == ["gpu01", "gpu02"]
+
+
+def test_format_long_layout_with_name_and_tres_columns() -> None:
+    jobs = _by_id("22.05-O-tres-alloc.txt")
+    assert jobs["1"].name == "my training run" and jobs["1"].state == "RUNNING"
+    assert jobs["1"].num_gpus is None  # this cluster's AllocTRES did not track gres/gpu
+    assert jobs["3"].reason == "Resources" and jobs["2"].state == "COMPLETING" and jobs["2"].nodes == ["gpu03"]
+    assert _by_id("22.05-completing.txt")["2"].state == "COMPLETING"  # CG
+
+
 def test_multinode_job_nodes_are_expanded() -> None:
     jobs = _by_id("22.05-multinode.txt")
     assert jobs["17"].nodes == ["gpu02", "gpu03"] and jobs["17"].num_nodes == 2
