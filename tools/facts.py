@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from tools.models.gpu import GpuStatus, MetricSample
 from tools.models.logs import JobLogEvent, JobLogSummary, KernelEvent
 from tools.models.lustre import JobStatsEntry, LfsDfRow, MdtStats
-from tools.models.slurm import NodeReason, SacctRecord, SlurmJob, SlurmNode
+from tools.models.slurm import NodeReason, SacctRecord, SlurmClientError, SlurmJob, SlurmNode
 from tools.parsers import parse_artifact
 from tools.sources.base import RawArtifact
 
@@ -45,6 +45,8 @@ class Facts(BaseModel):
     nodes: list[SlurmNode] = Field(default_factory=list)
     node_reasons: list[NodeReason] = Field(default_factory=list)
     acct: list[SacctRecord] = Field(default_factory=list)
+    slurm_errors: list[SlurmClientError] = Field(default_factory=list)
+    """Slurm commands that printed an error instead of output (controller or slurmdbd unreachable)."""
     md_stats: list[MdtStats] = Field(default_factory=list)
     job_stats: list[JobStatsEntry] = Field(default_factory=list)
     lfs_df: list[LfsDfRow] = Field(default_factory=list)
@@ -88,6 +90,7 @@ _ROUTES: dict[type, str] = {
     SlurmNode: "nodes",
     NodeReason: "node_reasons",
     SacctRecord: "acct",
+    SlurmClientError: "slurm_errors",
     MdtStats: "md_stats",
     JobStatsEntry: "job_stats",
     LfsDfRow: "lfs_df",

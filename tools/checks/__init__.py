@@ -13,18 +13,25 @@ from pydantic import ValidationError
 
 from tools.checks.base import CheckSpec
 from tools.checks.checkpoint_corrupt import CheckpointConfig, check_checkpoint_load_failure
+from tools.checks.controller import ControllerConfig, check_controller_unreachable
 from tools.checks.gpu_oom import GpuOomConfig, check_job_cuda_oom
 from tools.checks.gpu_straggler import StragglerConfig, check_gpu_straggler
 from tools.checks.gpu_throttle import ThrottleConfig, check_gpu_thermal_throttle
 from tools.checks.gpu_xid import XidConfig, check_gpu_xid
 from tools.checks.host_oom import HostOomConfig, check_node_host_oom
+from tools.checks.input_pipeline import InputPipelineConfig, check_input_pipeline_bound
 from tools.checks.interconnect import InterconnectConfig, check_interconnect_link_down
+from tools.checks.io_bound import IoBoundConfig, check_io_bandwidth_bound
 from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
 from tools.checks.nccl import NcclConfig, check_nccl_collective_failure
+from tools.checks.node_config import NodeConfigConfig, check_node_config_mismatch
 from tools.checks.node_software import NodeSoftwareConfig, check_node_software_fault
 from tools.checks.node_unresponsive import UnresponsiveConfig, check_node_not_responding
 from tools.checks.pending import PendingConfig, check_job_pending_blocked
+from tools.checks.silent_corruption import NanConfig, check_nan_on_one_node
 from tools.checks.storage_full import StorageFullConfig, check_storage_full
+from tools.checks.storage_unavailable import LustreUnavailableConfig, check_lustre_unavailable
+from tools.checks.stuck_completing import StuckCompletingConfig, check_job_stuck_completing
 from tools.checks.timeout import TimeoutConfig, check_job_timeout_without_checkpoint
 from tools.checks.user_code import UserCodeConfig, check_job_user_code_error
 from tools.errors import ConfigError
@@ -61,6 +68,20 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                                      description="node drained for kill-task / prolog / epilog / runtime failures"),
     "job_timeout_without_checkpoint": CheckSpec(fn=check_job_timeout_without_checkpoint, config=TimeoutConfig,
                                                 description="job hit its time limit with no checkpoint"),
+    "lustre_unavailable": CheckSpec(fn=check_lustre_unavailable, config=LustreUnavailableConfig,
+                                    description="Lustre clients lost OST/MDT connections, evictions, LNet timeouts"),
+    "node_config_mismatch": CheckSpec(fn=check_node_config_mismatch, config=NodeConfigConfig,
+                                      description="node registered with fewer GPUs / less memory than configured"),
+    "controller_unreachable": CheckSpec(fn=check_controller_unreachable, config=ControllerConfig,
+                                        description="Slurm commands cannot reach slurmctld"),
+    "job_stuck_completing": CheckSpec(fn=check_job_stuck_completing, config=StuckCompletingConfig,
+                                      description="job stuck in COMPLETING, hung tasks"),
+    "nan_on_one_node": CheckSpec(fn=check_nan_on_one_node, config=NanConfig,
+                                 description="NaN losses only from one node's ranks"),
+    "io_bandwidth_bound": CheckSpec(fn=check_io_bandwidth_bound, config=IoBoundConfig,
+                                    description="one job saturates OST bandwidth while GPUs wait"),
+    "input_pipeline_bound": CheckSpec(fn=check_input_pipeline_bound, config=InputPipelineConfig,
+                                      description="all of a job's GPUs evenly under-used"),
 }
 
 

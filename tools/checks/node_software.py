@@ -15,7 +15,7 @@ class NodeSoftwareConfig(CheckConfig):
 
     drain_reasons: tuple[str, ...] = (
         "kill task failed", "prolog error", "epilog error", "launch failed", "batch job complete failure",
-        "fabric manager", "nvidia-fabricmanager", "gres/gpu count", "duplicate jobid",
+        "fabric manager", "nvidia-fabricmanager", "duplicate jobid",
     )
     log_words: tuple[str, ...] = ("spank", "pyxis", "enroot", "epilog", "prolog", "fabricmanager", "nvidia-persistenced")
 

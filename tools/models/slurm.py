@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-__all__ = ["SlurmJob", "SlurmNode", "NodeReason", "SacctRecord", "RpcStat", "SdiagStats"]
+__all__ = ["SlurmJob", "SlurmNode", "NodeReason", "SacctRecord", "SlurmClientError", "RpcStat", "SdiagStats"]
 
 
 class SlurmJob(BaseModel):
@@ -186,3 +186,15 @@ class SdiagStats(BaseModel):
     rpcs_by_user: list[RpcStat] = Field(default_factory=list)
     pending_rpcs: int | None = None
     """RPCs queued in slurmctld (``Pending RPC statistics``); 0 for ``No pending RPCs``."""
+
+
+class SlurmClientError(BaseModel):
+    """A Slurm command printed an error instead of its output (e.g. ``slurm_load_jobs error:
+    Unable to contact slurm controller (connect failure)``); recorded, not a parse failure."""
+
+    path: str
+    """The file (or command) whose output this was."""
+    format: str
+    """The format id the output should have had."""
+    message: str
+    """The error text as printed (first lines, at most ~500 characters)."""

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from tools.errors import UnknownFormatError
 from tools.parsers.base import decode_text
+from tools.parsers.slurm.client_error import SLURM_FORMATS, client_error
 from tools.sources.base import RawArtifact
 
 __all__ = ["parse_artifact", "PARSERS"]
@@ -64,7 +65,8 @@ def _parser(path: str, format_id: str) -> Callable[..., list[Any]]:
 def parse_artifact(artifact: RawArtifact) -> list[BaseModel]:
     """Decode and parse one raw artifact with the parser of its format id.
 
-    Returns the parser's typed models (e.g. list[SlurmJob] for squeue-json).
+    Returns the parser's typed models (e.g. list[SlurmJob] for squeue-json); a Slurm command's
+    recorded error output (controller unreachable) becomes one SlurmClientError.
 
     Raises:
         ParseError: malformed, empty or non-UTF-8 input, naming artifact.path.
@@ -72,6 +74,10 @@ def parse_artifact(artifact: RawArtifact) -> list[BaseModel]:
     """
     fn = _parser(artifact.path, artifact.format)
     text = decode_text(artifact.data, path=artifact.path)
+    if artifact.format in SLURM_FORMATS:
+        failed = client_error(text, path=artifact.path, format=artifact.format)
+        if failed is not None:
+            return [failed]
     context: dict[str, Any] = {}
     if artifact.node is not None:
         context["node"] = artifact.node

@@ -1,0 +1,39 @@
+"""check_controller_unreachable: Slurm commands could not reach slurmctld."""
+
+from __future__ import annotations
+
+from tools.checks.base import CheckConfig
+from tools.facts import Facts
+from tools.models.findings import Evidence, Finding
+
+__all__ = ["ControllerConfig", "check_controller_unreachable"]
+
+
+class ControllerConfig(CheckConfig):
+    """Which error texts mean slurmctld itself is unreachable (not slurmdbd)."""
+
+    controller_words: tuple[str, ...] = (
+        "unable to contact slurm controller", "socket timed out", "zero bytes were transmitted",
+        "communication connection failure", "connection refused",
+    )
+
+
+def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Finding]:
+    """controller_unreachable when recorded Slurm commands (squeue, sinfo, scontrol, sdiag) printed
+    controller communication errors instead of output, or job logs show srun/sbatch unable to reach it.
+
+    Sources: SlurmClientError records (recorded error output), job-log slurm_message events.
+    """
+    errors = [e for e in facts.slurm_errors if not e.format.startswith("sacct")
+              and any(w in e.message.lower() for w in cfg.controller_words)]
+    log_lines = [e for e in facts.job_log_events if e.kind == "slurm_message"
+                 and "unable to contact slurm controller" in e.message.lower()]
+    if not errors and not log_lines:
+        return []
+    evidence = [Evidence(text=e.message[:300], file=e.path) for e in errors[:4]]
+    evidence += [Evidence(text=e.message[:300], file=e.file, line=e.line) for e in log_lines[:2]]
+    return [Finding(
+        check="controller_unreachable", root_cause="controller_unreachable",
+        message=f"{len(errors)} Slurm command(s) and {len(log_lines)} job log line(s) could not reach slurmctld",
+        culprits=[], evidence=evidence, confidence=0.9 if errors else 0.7, suggested_actions=[],
+    )]

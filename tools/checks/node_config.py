@@ -1,0 +1,46 @@
+"""check_node_config_mismatch: a node reports less than slurm.conf says it has (GRES, memory, CPUs)."""
+
+from __future__ import annotations
+
+from tools.checks.base import CheckConfig, affected_jobs, job_culprits
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Evidence, Finding
+
+__all__ = ["NodeConfigConfig", "check_node_config_mismatch"]
+
+
+class NodeConfigConfig(CheckConfig):
+    """Reason fragments slurmctld writes when registration does not match the configuration."""
+
+    reasons: tuple[str, ...] = (
+        "reported lower than configured", "low realmemory", "low socket", "low cpus", "low tmpdisk",
+        "gres/gpu count", "invalid_reg", "node configuration differs", "cpu count", "realmemory",
+    )
+
+
+def check_node_config_mismatch(facts: Facts, cfg: NodeConfigConfig) -> list[Finding]:
+    """node_config_mismatch per node in INVAL / INVALID_REG state or drained with a reason saying it
+    registered with fewer GPUs, less memory or fewer CPUs than configured.
+
+    Sources: scontrol show node / sinfo (state flags, reason), sinfo -R.
+    """
+    reasons = {n: r.reason for r in facts.node_reasons for n in r.nodes}
+    findings: list[Finding] = []
+    for node in facts.nodes:
+        reason = node.reason or reasons.get(node.name, "") or ""
+        invalid = "INVALID_REG" in node.flags or "INVAL" in (node.state or "") or "INVALID" in node.flags
+        if not (invalid or any(r in reason.lower() for r in cfg.reasons)):
+            continue
+        state = "+".join([node.state or "?", *node.flags])
+        jobs = affected_jobs(facts, [node.name])
+        findings.append(Finding(
+            check="node_config_mismatch", root_cause="node_config_mismatch",
+            message=f"{node.name} does not match its configuration: State={state} Reason={reason or 'none'}",
+            culprits=[f"node:{node.name}", *job_culprits(jobs)],
+            evidence=[Evidence(text=f"node {node.name} State={state} Reason={reason or 'none'} "
+                                    f"Gres={node.gres or '?'} RealMemory={node.real_memory_mib or '?'}",
+                               metric="scontrol show node")],
+            confidence=0.8,
+            suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node.name)],
+        ))
+    return findings
