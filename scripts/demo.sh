@@ -3,6 +3,6 @@
 set -euo pipefail
 . "$(dirname "$0")/_venv.sh"
 cd "$ROOT"
-incident="${1:-evals/incidents/xid79-allreduce-hang}"
+incident="${1:-evals/incidents/xid79-nccl-watchdog-other-rank}"
 export WARDEN_HOME="${WARDEN_HOME:-$ROOT/.warden}"
 warden diagnose "$incident"
