@@ -104,15 +104,19 @@ def check_targets(spec: ActionSpec, facts: Facts | None) -> list[str]:
     return problems
 
 
+def _utc(t: datetime) -> datetime:
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t
+
+
 def _audit_drains(audit: AuditLog | None, partition: str | None, now: datetime) -> set[str]:
     if audit is None or partition is None:
         return set()
-    since = now - timedelta(hours=1)
+    since = _utc(now) - timedelta(hours=1)
     out = set()
     for r in audit.records():
         p = r.payload
         if (r.kind == "execution" and p.get("event") == "executed" and p.get("ok") and p.get("action") in DRAIN_ACTIONS
-                and p.get("partition") == partition and r.ts >= since and isinstance(p.get("node"), str)):
+                and p.get("partition") == partition and _utc(r.ts) >= since and isinstance(p.get("node"), str)):
             out.add(p["node"])
     return out
 
@@ -120,7 +124,7 @@ def _audit_drains(audit: AuditLog | None, partition: str | None, now: datetime) 
 def blast_radius(spec: ActionSpec, facts: Facts | None, *, requester: str, audit: AuditLog | None = None,
                  now: datetime | None = None) -> BlastRadius:
     """Compute the blast radius of ``spec`` (see the module docstring)."""
-    now = now or datetime.now(timezone.utc)
+    now = _utc(now or datetime.now(timezone.utc))
     br = BlastRadius()
     if facts is None:
         return br
@@ -130,7 +134,7 @@ def blast_radius(spec: ActionSpec, facts: Facts | None, *, requester: str, audit
     if spec.type in DRAIN_ACTIONS and node is not None:
         members = [n for n in facts.nodes if br.partition in n.partitions] if br.partition else [node]
         recent = {n.name for n in members if n.drained and (n.reason or "").startswith(WARDEN_PREFIX)
-                  and n.reason_time and facts.captured_at - n.reason_time <= timedelta(hours=1)}
+                  and n.reason_time and _utc(facts.captured_at) - _utc(n.reason_time) <= timedelta(hours=1)}
         recent |= _audit_drains(audit, br.partition, now)
         recent.discard(node.name)
         br.warden_drained_last_hour = len(recent)
