@@ -23,7 +23,10 @@ extras="${1:-}"
 spec="$ROOT"; [ -n "$extras" ] && spec="$ROOT[$extras]"
 stamp="$VENV/.warden-installed-$extras"
 if [ ! -f "$stamp" ] || [ "$ROOT/pyproject.toml" -nt "$stamp" ]; then
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$spec"
+  echo "warden: installing into $VENV (log: $VENV/pip.log)" >&2
+  if ! "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$spec" >"$VENV/pip.log" 2>&1; then
+    cat "$VENV/pip.log" >&2; exit 1
+  fi
   touch "$stamp"
 fi
 export PATH="$VENV/bin:$PATH"
