@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pydantic import BaseModel, Field
 
 from tools.models.gpu import GpuStatus, MetricSample
+from tools.models.k8s import K8sEvent, K8sNode, K8sPod
 from tools.models.logs import JobLogEvent, JobLogSummary, KernelEvent
 from tools.models.lustre import JobStatsEntry, LfsDfRow, MdtStats
 from tools.models.slurm import NodeReason, SacctRecord, SlurmClientError, SlurmJob, SlurmNode
@@ -55,8 +56,11 @@ class Facts(BaseModel):
     kernel_events: list[KernelEvent] = Field(default_factory=list)
     job_log_events: list[JobLogEvent] = Field(default_factory=list)
     job_logs: list[JobLogSummary] = Field(default_factory=list)
+    k8s_nodes: list[K8sNode] = Field(default_factory=list)
+    k8s_pods: list[K8sPod] = Field(default_factory=list)
+    k8s_events: list[K8sEvent] = Field(default_factory=list)
     other: list[BaseModel] = Field(default_factory=list)
-    """Parsed records of kinds no check reads yet (sdiag, Kubernetes objects, ...)."""
+    """Parsed records of kinds no check reads yet (sdiag, ...)."""
 
     def job(self, job_id: str) -> SlurmJob | None:
         """The job with this id (array tasks as ``123_4``), or None."""
@@ -99,6 +103,9 @@ _ROUTES: dict[type, str] = {
     KernelEvent: "kernel_events",
     JobLogEvent: "job_log_events",
     JobLogSummary: "job_logs",
+    K8sNode: "k8s_nodes",
+    K8sPod: "k8s_pods",
+    K8sEvent: "k8s_events",
 }
 
 

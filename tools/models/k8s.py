@@ -1,0 +1,195 @@
+"""Typed Kubernetes objects: what an on-call engineer reads from nodes, pods and events.
+
+Parsed from the API's JSON (format k8s-json) or from ``kubectl get events`` tables (format
+k8s-events-text). Quantities are normalised: CPU in cores, memory in bytes, ``nvidia.com/gpu`` as
+a device count. Text fields (messages, annotations, labels) are cluster text and only ever data.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "GPU_RESOURCE",
+    "K8sCondition",
+    "K8sTaint",
+    "K8sNode",
+    "K8sContainerStatus",
+    "K8sPod",
+    "K8sEvent",
+]
+
+GPU_RESOURCE = "nvidia.com/gpu"
+"""The extended resource NVIDIA's device plugin advertises, one unit per healthy GPU."""
+
+
+class K8sCondition(BaseModel):
+    """One entry of ``status.conditions`` (node or pod)."""
+
+    type: str
+    status: str
+    """``"True"``, ``"False"`` or ``"Unknown"``, as the API writes it."""
+    reason: str | None = None
+    message: str | None = None
+    last_transition_time: datetime | None = None
+    """UTC."""
+
+
+class K8sTaint(BaseModel):
+    """One ``spec.taints`` entry, e.g. ``node.kubernetes.io/unreachable:NoExecute``."""
+
+    key: str
+    value: str | None = None
+    effect: str | None = None
+    """``NoSchedule``, ``PreferNoSchedule`` or ``NoExecute``."""
+
+
+class K8sNode(BaseModel):
+    """A Node: readiness, schedulability, and what it offers (capacity vs allocatable)."""
+
+    name: str
+    file: str | None = None
+    """Snapshot-relative path of the artifact the object came from (for citing evidence)."""
+    ready_status: str | None = None
+    """Status of the ``Ready`` condition: ``"True"``, ``"False"``, ``"Unknown"``; None when absent."""
+    ready_reason: str | None = None
+    """e.g. ``KubeletReady``, ``KubeletNotReady``, ``NodeStatusUnknown``."""
+    ready_message: str | None = None
+    ready_since: datetime | None = None
+    """``lastTransitionTime`` of the Ready condition (UTC)."""
+    conditions: list[K8sCondition] = Field(default_factory=list)
+    """The other conditions (MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable, ...)."""
+    unschedulable: bool = False
+    """``spec.unschedulable``: the node is cordoned."""
+    taints: list[K8sTaint] = Field(default_factory=list)
+    capacity_cpu: float | None = None
+    """Cores."""
+    allocatable_cpu: float | None = None
+    """Cores."""
+    capacity_memory_bytes: int | None = None
+    allocatable_memory_bytes: int | None = None
+    capacity_gpu: int | None = None
+    """``nvidia.com/gpu`` in capacity: GPUs the device plugin found; None when not advertised."""
+    allocatable_gpu: int | None = None
+    """``nvidia.com/gpu`` in allocatable: GPUs the device plugin reports healthy."""
+    gpu_product: str | None = None
+    """Label ``nvidia.com/gpu.product`` (GPU feature discovery), e.g. ``NVIDIA-A100-SXM4-80GB``."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Labels of interest only: ``nvidia.com/*``, ``node-role.kubernetes.io/*``, instance type, zone."""
+    kubelet_version: str | None = None
+
+    @property
+    def is_gpu_node(self) -> bool:
+        """True when the node advertises GPUs or is labelled as having them."""
+        return bool(self.capacity_gpu) or self.gpu_product is not None or \
+            self.labels.get("nvidia.com/gpu.present") == "true"
+
+
+class K8sContainerStatus(BaseModel):
+    """One container's status (``status.containerStatuses[]`` or ``initContainerStatuses[]``)."""
+
+    name: str
+    init: bool = False
+    """An init container."""
+    image: str | None = None
+    ready: bool = False
+    restart_count: int = 0
+    state: Literal["running", "waiting", "terminated", "unknown"] = "unknown"
+    state_reason: str | None = None
+    """Waiting: ``CrashLoopBackOff``, ``ImagePullBackOff``, ``ErrImagePull``, ``ContainerCreating`` ...;
+    terminated: ``OOMKilled``, ``Error``, ``Completed``."""
+    state_message: str | None = None
+    exit_code: int | None = None
+    """Exit code of the current state when terminated."""
+    last_terminated_reason: str | None = None
+    """``lastState.terminated.reason`` (why the previous run ended), e.g. ``OOMKilled``."""
+    last_terminated_exit_code: int | None = None
+    last_terminated_message: str | None = None
+    """``lastState.terminated.message`` (the container's termination log), at most ~500 chars."""
+    last_terminated_at: datetime | None = None
+    """``lastState.terminated.finishedAt`` (UTC)."""
+
+
+class K8sPod(BaseModel):
+    """A Pod: where it runs (or why not), its containers' states and what it requests."""
+
+    namespace: str
+    name: str
+    file: str | None = None
+    phase: str | None = None
+    """``Pending``, ``Running``, ``Succeeded``, ``Failed``, ``Unknown``."""
+    status_reason: str | None = None
+    """``status.reason``, e.g. ``Evicted``, ``NodeLost``."""
+    status_message: str | None = None
+    node: str | None = None
+    """``spec.nodeName``; None while unscheduled."""
+    owner_kind: str | None = None
+    """Controller owner: ``ReplicaSet``, ``DaemonSet``, ``StatefulSet``, ``Job``, ..."""
+    owner_name: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    """Kept as data only; never interpreted as instructions."""
+    containers: list[K8sContainerStatus] = Field(default_factory=list)
+    gpu_request: int = 0
+    """``nvidia.com/gpu`` the pod needs: sum over containers (or the largest init container), from
+    requests, else limits (extended resources default requests to limits)."""
+    gpu_limit: int = 0
+    cpu_request: float | None = None
+    """Cores, summed over containers."""
+    cpu_limit: float | None = None
+    memory_request_bytes: int | None = None
+    memory_limit_bytes: int | None = None
+    scheduled_status: str | None = None
+    """Status of the ``PodScheduled`` condition."""
+    scheduled_reason: str | None = None
+    """e.g. ``Unschedulable``."""
+    scheduled_message: str | None = None
+    """The scheduler's explanation, e.g. ``0/8 nodes are available: 8 Insufficient nvidia.com/gpu.``"""
+    ready: bool | None = None
+    """Status of the ``Ready`` condition."""
+    start_time: datetime | None = None
+
+    @property
+    def ref(self) -> str:
+        """``namespace/name``."""
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def restarts(self) -> int:
+        """Restarts summed over containers."""
+        return sum(c.restart_count for c in self.containers)
+
+
+class K8sEvent(BaseModel):
+    """An Event (core/v1 or events.k8s.io/v1, or a row of ``kubectl get events``)."""
+
+    namespace: str | None = None
+    name: str | None = None
+    file: str | None = None
+    line: int | None = None
+    """1-based line of a ``kubectl get events`` row; None for JSON."""
+    object_kind: str | None = None
+    """Involved (regarding) object's kind as the API writes it: ``Pod``, ``Node``, ... (a table's
+    lower-case ``pod/x`` is capitalised)."""
+    object_name: str | None = None
+    object_namespace: str | None = None
+    field_path: str | None = None
+    """e.g. ``spec.containers{trainer}``."""
+    type: str | None = None
+    """``Normal`` or ``Warning``."""
+    reason: str | None = None
+    message: str = ""
+    count: int = 1
+    first_timestamp: datetime | None = None
+    last_timestamp: datetime | None = None
+    """UTC, from JSON (``eventTime`` / ``series.lastObservedTime`` when newer); None for tables."""
+    last_seen_s: float | None = None
+    """Seconds before capture the event was last seen, from a table's ``LAST SEEN`` age (``2m5s``)."""
+    first_seen_s: float | None = None
+    """Seconds before capture it was first seen (``(x5 over 10m)`` or the wide ``FIRST SEEN`` column)."""
+    source_component: str | None = None
+    """``kubelet``, ``default-scheduler``, ``node-controller``, ..."""
+    source_host: str | None = None
