@@ -16,13 +16,14 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel
 
-from sandbox import emulated, gpu_state
+from sandbox import emulated, faults, gpu_state
 from sandbox.errors import SandboxError
 from sandbox.layout import Layout, SandboxConfig
 from sandbox.packages import ensure_packages
 from sandbox.procs import running_pid, stop, wait_until
 from sandbox.render import prepare_state, render_all
 from sandbox import services
+from sandbox.services import node_states
 from tools.errors import CommandError
 from tools.sources.local import LocalSource
 
@@ -63,21 +64,6 @@ def env(state_dir: Path | str | None = None) -> dict[str, str]:
         ``{"SLURM_CONF": "<state>/etc/slurm.conf"}``.
     """
     return services.slurm_env(Layout.of(state_dir))
-
-
-def node_states(state_dir: Path | str | None = None) -> dict[str, str]:
-    """node → sinfo long state (``%T``; a ``*`` suffix means not responding). Empty when unreachable."""
-    lay = Layout.of(state_dir)
-    try:
-        out = LocalSource(env=services.slurm_env(lay)).run(["sinfo", "-h", "-N", "-o", "%N %T"], timeout_s=15)
-    except CommandError:
-        return {}
-    states: dict[str, str] = {}
-    for line in out.decode().splitlines():
-        parts = line.split()
-        if len(parts) == 2:
-            states[parts[0]] = parts[1].lower()
-    return states
 
 
 def _responding(state: str) -> bool:
@@ -200,6 +186,8 @@ def status(state_dir: Path | str | None = None) -> ClusterStatus:
 def down(state_dir: Path | str | None = None, *, cancel_jobs: bool = True, purge: bool = False) -> list[str]:
     """Stop the sandbox's daemons by their pid files (reverse start order).
 
+    Active faults are cleared first (``faults.clear``), so the next ``up`` starts healthy.
+
     Args:
         cancel_jobs: first ``scancel`` every sandbox job and wait (bounded) for them to end, so no
             job process outlives its slurmd.
@@ -210,6 +198,11 @@ def down(state_dir: Path | str | None = None, *, cancel_jobs: bool = True, purge
     """
     lay = Layout.of(state_dir)
     cfg = lay.load_config()
+    for name in faults.active(lay.root):  # the next `up` starts healthy
+        try:
+            faults.clear(name, lay.root, wait=False)  # type: ignore[arg-type]
+        except SandboxError:
+            pass  # a controller that is already down cannot cancel jobs; stopping goes on
     if cancel_jobs and lay.run.exists() and running_pid(lay.pid_file("slurmctld"), "slurmctld"):
         src = LocalSource(env=services.slurm_env(lay))
         try:

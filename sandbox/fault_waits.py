@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from sandbox.cluster import node_states
 from sandbox.layout import Layout, SandboxConfig
+from sandbox.services import node_states
 from tools.errors import HTTPSourceError
 from tools.sources.http import HTTPSource
 

@@ -34,6 +34,7 @@ __all__ = [
     "start_exporter",
     "start_prometheus",
     "port_open",
+    "node_states",
 ]
 
 DAEMONS: dict[str, str] = {
@@ -214,3 +215,18 @@ def start_prometheus(lay: Layout, cfg: SandboxConfig) -> None:
             return False
 
     wait_until(ready, timeout_s=60, what="Prometheus to be ready", hint=str(lay.log / "prometheus.log"))
+
+
+def node_states(state_dir: Path | str | None = None) -> dict[str, str]:
+    """node → sinfo long state (``%T``; a ``*`` suffix means not responding). Empty when unreachable."""
+    lay = Layout.of(state_dir)
+    try:
+        out = LocalSource(env=slurm_env(lay)).run(["sinfo", "-h", "-N", "-o", "%N %T"], timeout_s=15)
+    except CommandError:
+        return {}
+    states: dict[str, str] = {}
+    for line in out.decode().splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            states[parts[0]] = parts[1].lower()
+    return states
