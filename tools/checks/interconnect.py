@@ -7,6 +7,7 @@ from collections import defaultdict
 from tools.checks.base import CheckConfig, affected_jobs, job_culprits, kernel_evidence, resubmit_specs
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.logs import KernelEvent
 
 __all__ = ["InterconnectConfig", "check_interconnect_link_down"]
 
@@ -16,25 +17,39 @@ class InterconnectConfig(CheckConfig):
 
     min_link_down: int = 1
     """IB link-down events on one node that make it a culprit."""
+    flap_downs: int = 2
+    """Downs of one port, each followed by the link coming back, that make it a flapping link. A
+    port that went down once and came back up (link training at boot, a reseated cable) is not a
+    fault; one still down is, however often it went down."""
     nvlink_xids: frozenset[int] = frozenset({74})
 
 
 def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[Finding]:
-    """interconnect_fault per node with InfiniBand links going down (mlx5 / ipoib lines) or NVLink Xids.
+    """interconnect_fault per node with an InfiniBand port that is down (its last state printed is
+    down) or flapping (went down and came back ``flap_downs`` times or more), or NVLink Xids.
 
-    Sources: kernel-log events of kind ib_link (fields.state = down|up) and xid (74).
+    Sources: kernel-log events of kind ib_link (fields.state = down|up, device, port) and xid (74).
     """
     evidence: dict[str, list[Evidence]] = defaultdict(list)
     downs: dict[str, int] = defaultdict(int)
+    port_downs: dict[tuple[str, str, str], list[KernelEvent]] = defaultdict(list)
+    port_up: dict[tuple[str, str, str], bool] = {}
     for ev in facts.kernel_events:
         if not ev.node:
             continue
-        if ev.kind == "ib_link" and ev.fields.get("state", "").lower() == "down":
-            downs[ev.node] += 1
-            evidence[ev.node].append(kernel_evidence(ev))
+        if ev.kind == "ib_link" and ev.fields.get("state", "").lower() in ("down", "up"):
+            port = (ev.node, ev.fields.get("device", ""), ev.fields.get("port", ""))
+            port_up[port] = ev.fields["state"].lower() == "up"
+            if not port_up[port]:
+                port_downs[port].append(ev)
         elif ev.kind == "xid" and ev.xid in cfg.nvlink_xids:
             downs[ev.node] += 1
             evidence[ev.node].append(kernel_evidence(ev))
+    for port, events in port_downs.items():
+        if port_up[port] and len(events) < cfg.flap_downs:
+            continue  # went down and came back: recovered, not a fault
+        downs[port[0]] += len(events)
+        evidence[port[0]].extend(kernel_evidence(ev) for ev in events)
     findings: list[Finding] = []
     for node, n in downs.items():
         if n < cfg.min_link_down:
