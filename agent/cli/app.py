@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import typer
 
+from agent.cli.approvals import approvals_app
+from agent.cli.approve import approve_cmd
+from agent.cli.audit import audit_app
+from agent.cli.deny import deny_cmd
 from agent.cli.diagnose import diagnose_cmd
+from agent.cli.policy import policy_app
 
 __all__ = ["app", "main"]
 
@@ -18,6 +23,11 @@ def _root() -> None:
 
 
 app.command("diagnose")(diagnose_cmd)
+app.add_typer(policy_app, name="policy")
+app.add_typer(approvals_app, name="approvals")
+app.command("approve")(approve_cmd)
+app.command("deny")(deny_cmd)
+app.add_typer(audit_app, name="audit")
 
 
 def main() -> None:
