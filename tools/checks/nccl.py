@@ -52,8 +52,12 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
         others = [e for e in events if e.kind == "nccl_error"]
         ranks = {e.rank for e in timeouts if e.rank is not None}
         barrier_only = bool(timeouts) and all(_numel(e) == 1 for e in timeouts)
-        peers = sorted({e.fields[k] for e in remote for k in ("peer_host", "host") if e.fields.get(k)})
+        # The peer a rank names ("from peer X", "remote peer X") is the suspect; the host that
+        # printed the line ("gpu009:pid:tid [0] NCCL WARN ...") is a victim, never a culprit.
+        peers = sorted({e.fields["peer"] for e in remote if e.fields.get("peer")})
         evidence = [log_evidence(e) for e in (remote + timeouts + others)[:5]]
+        if not timeouts and not remote and all("NCCL WARN" in e.message for e in others):
+            continue  # warnings alone (e.g. "Failed to open libibverbs.so" before a socket fallback) are no failure
         if not remote and barrier_only and len(ranks) <= 1:
             findings.append(
                 Finding(
@@ -70,7 +74,8 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
                 )
             )
             continue
-        culprits = [f"node:{p}" for p in peers if facts.node(p) is not None] + job_culprits([job])
+        peer_nodes = [p for p in peers if facts.node(p) is not None]
+        culprits = [f"node:{p}" for p in peer_nodes] + job_culprits([job])
         findings.append(
             Finding(
                 check="nccl_collective_failure",
