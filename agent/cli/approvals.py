@@ -37,7 +37,7 @@ def approvals_list_cmd(
             return
         t = Table(title="Pending approvals")
         for col in ("id", "action", "parameters", "plan", "requester", "run", "expires (UTC)"):
-            t.add_column(col)
+            t.add_column(col, no_wrap=col in ("id", "plan"))
         for r in pending:
             cells = (r.id, r.action, json.dumps(r.params, sort_keys=True), r.plan_hash[:12], r.requester,
                      r.run_id[:12], f"{r.expires_at:%Y-%m-%d %H:%M}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic_ai import ModelMessagesTypeAdapter, ToolReturnPart
 from rich.console import Console
 
 from agent.approvals import ApprovalNotFound, ApprovalStore
@@ -60,6 +61,11 @@ def resume_if_ready(run_id: str, settings: WardenSettings, audit: AuditLog, appr
                            dry_run=not execute, approval_ttl_s=settings.approval_ttl_s)
     out = resume_run(run_id, ReadContext.from_snapshot(snap), setup=setup, model=row["model"], store=store,
                      limits=settings.limits)
+    calls = {c.tool_call_id for c in state.pending_tool_calls}
+    for m in ModelMessagesTypeAdapter.validate_json(out.messages_json) if out.messages_json else []:
+        for part in m.parts:
+            if isinstance(part, ToolReturnPart) and part.tool_call_id in calls:
+                console.print(f"  {part.tool_name}: {part.model_response_str()}", markup=False)
     if out.paused is not None:
         console.print(f"run {run_id} paused again for approval", markup=False)
     elif out.diagnosis is not None:
