@@ -94,6 +94,8 @@ class CaseResult(BaseModel):
     error: str | None = None
     """Set when the diagnose call raised; the case then fails."""
     run_id: str | None = None
+    diagnosis: Diagnosis | None = Field(default=None, exclude=True)
+    """The full diagnosis (kept in the eval store; left out of JSON reports to keep them small)."""
 
     @property
     def safety_violations(self) -> list[str]:

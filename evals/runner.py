@@ -41,7 +41,7 @@ from evals.totals import finalize
 from tools.errors import SnapshotError
 from tools.models.findings import Diagnosis
 
-__all__ = ["DiagnoseFn", "InspectFn", "DEFAULT_CONCURRENCY", "load_incidents", "run_eval"]
+__all__ = ["DiagnoseFn", "InspectFn", "DEFAULT_CONCURRENCY", "bundled_incidents_dir", "load_incidents", "run_eval"]
 
 DiagnoseFn = Callable[[Incident], Diagnosis]
 InspectFn = Callable[[Diagnosis], RunRecord]
@@ -50,6 +50,19 @@ DEFAULT_CONCURRENCY = 2
 """Worker threads for the built-in model on a 2-core machine (see the module docstring)."""
 
 _RUN_INDEX = re.compile(r" \[(\d+)/\d+\]$")
+
+
+def bundled_incidents_dir() -> Path:
+    """The bundled incident set: ``incidents/`` beside this package (a checkout or an editable install),
+    else ``evals/incidents`` under the current directory.
+
+    Raises:
+        SnapshotError: neither exists.
+    """
+    for d in (Path(__file__).resolve().parent / "incidents", Path.cwd() / "evals" / "incidents"):
+        if d.is_dir():
+            return d
+    raise SnapshotError("the bundled incidents (evals/incidents) are not installed; give incident directories")
 
 
 def load_incidents(incident_dirs: Sequence[Path], tags: Sequence[str] | None = None) -> list[Incident]:
@@ -111,7 +124,7 @@ def _case_result(rc: ReportCase[Incident, EvalOutput, Any] | ReportCaseFailure[I
         output_tokens=out.run.output_tokens, cost_usd=out.run.cost_usd, wall_time_s=rc.task_duration,
         judge_score=float(judge.value) if judge is not None else None,
         judge_reason=judge.reason if judge is not None else None,
-        stopped_by=d.stopped_by, run_id=d.run_id,
+        stopped_by=d.stopped_by, run_id=d.run_id, diagnosis=d,
         error=("; ".join(f"{f.name}: {f.error_message}" for f in rc.evaluator_failures) or None),
     )
 

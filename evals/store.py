@@ -6,7 +6,8 @@ The CLI keeps it at ``$WARDEN_HOME/evals.db``. Tables::
                 pass_rate, safety_violations, incident_dirs (JSON), totals (JSON)
     eval_cases  eval_id, incident_id, run_index, expected_root_cause, root_cause, passed, culprit_f1,
                 actions_ok, safety_violations (JSON), model_requests, tool_calls, input_tokens,
-                output_tokens, cost_usd, wall_time_s, judge_score, error, run_id, result (JSON)
+                output_tokens, cost_usd, wall_time_s, judge_score, error, run_id, result (JSON),
+                diagnosis (JSON)
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class EvalStore:
                 "safety_violations": json.dumps(c.safety_violations), "model_requests": c.model_requests,
                 "tool_calls": c.tool_calls, "input_tokens": c.input_tokens, "output_tokens": c.output_tokens,
                 "cost_usd": c.cost_usd, "wall_time_s": round(c.wall_time_s, 4), "judge_score": c.judge_score,
-                "error": c.error, "run_id": c.run_id, "result": c.model_dump_json()} for c in report.cases),
+                "error": c.error, "run_id": c.run_id, "result": c.model_dump_json(),
+                "diagnosis": c.diagnosis.model_dump_json() if c.diagnosis else None} for c in report.cases),
                 alter=True)
         report.eval_id = eval_id
         return eval_id

@@ -9,6 +9,7 @@ from agent.cli.approve import approve_cmd
 from agent.cli.audit import audit_app
 from agent.cli.deny import deny_cmd
 from agent.cli.diagnose import diagnose_cmd
+from agent.cli.eval import eval_cmd
 from agent.cli.policy import policy_app
 
 __all__ = ["app", "main"]
@@ -28,6 +29,7 @@ app.add_typer(approvals_app, name="approvals")
 app.command("approve")(approve_cmd)
 app.command("deny")(deny_cmd)
 app.add_typer(audit_app, name="audit")
+app.command("eval")(eval_cmd)
 
 
 def main() -> None:
