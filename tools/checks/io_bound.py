@@ -47,6 +47,7 @@ def check_io_bandwidth_bound(facts: Facts, cfg: IoBoundConfig) -> list[Finding]:
     if util and not starved:
         return []
     job = facts.job(top)
+    fss = sorted({e.target.split("-OST")[0] for e in facts.job_stats if e.job_id == top and "-OST" in e.target})
     evidence = [Evidence(text=f"obdfilter job_stats: job_id {top} moves {gib:.1f} GiB/s, "
                               f"{top_rate / total:.0%} of all OST traffic", metric="obdfilter job_stats",
                          value=round(gib, 2), unit="GiB/s")]
@@ -57,7 +58,7 @@ def check_io_bandwidth_bound(facts: Facts, cfg: IoBoundConfig) -> list[Finding]:
         check="io_bandwidth_bound", root_cause="io_bandwidth_bound",
         message=f"job {top} saturates the OSTs at {gib:.1f} GiB/s (threshold {cfg.heavy_gib_per_s} GiB/s); "
         f"{len(starved)} node(s) with GPUs waiting",
-        culprits=[f"job:{top}"] + ([f"user:{job.user}"] if job and job.user else []),
+        culprits=[f"job:{top}"] + [f"fs:{fs}" for fs in fss] + ([f"user:{job.user}"] if job and job.user else []),
         evidence=evidence, confidence=0.7 if starved else 0.55,
         suggested_actions=[ActionSpec(type="notify_owner", job=top, reason="job saturates Lustre OST bandwidth")],
     )]
