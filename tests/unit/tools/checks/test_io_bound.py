@@ -1,0 +1,85 @@
+"""check_io_bandwidth_bound on captured obdfilter job_stats (Lustre 2.15, with elapsed_time) and DCGM text."""
+
+from __future__ import annotations
+
+from tools.checks.io_bound import IoBoundConfig, check_io_bandwidth_bound
+
+SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+           1184220       gpu vidgen-p      ana  R    5:10:02      3 gpu-a-[009-011]
+           1184391       cpu shard-re    farah  R      10:40      1 cpu-c-01
+"""
+
+
+def _ost(fs: str, idx: int, entries: list[tuple[str, int, int]]) -> str:
+    """obdfilter job_stats of one OST as `lctl get_param obdfilter.*.job_stats` prints it on 2.15
+    (start_time / elapsed_time present). entries: (job_id, read bytes, write bytes) over 600 s."""
+    out = [f"obdfilter.{fs}-OST{idx:04x}.job_stats=", "job_stats:"]
+    for job, rd, wr in entries:
+        out += [f"- job_id:          {job}",
+                "  snapshot_time:   1795959579.402601004 secs.nsecs",
+                "  start_time:      1795958979.402601004 secs.nsecs",
+                "  elapsed_time:    600.000000000 secs.nsecs",
+                f"  read_bytes:      {{ samples:        3533, unit: bytes, min:     4096, max:  4194304, sum: {rd:>16}, sumsq: 0 }}",
+                f"  write_bytes:     {{ samples:       63819, unit: bytes, min:     4096, max: 16777216, sum: {wr:>16}, sumsq: 0 }}",
+                "  punch:           { samples:          11, unit: usecs, min:        4, max:     3705, sum:             880, sumsq:           174383 }"]
+    return "\n".join(out) + "\n"
+
+
+def _prom(node: str, util: float, gpus: int = 2) -> str:
+    lines = ["# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).", "# TYPE DCGM_FI_DEV_GPU_UTIL gauge"]
+    lines += [f'DCGM_FI_DEV_GPU_UTIL{{gpu="{g}",UUID="GPU-{node}-{g}",device="nvidia{g}",'
+              f'modelName="NVIDIA H100 80GB HBM3",Hostname="{node}"}} {util:g}' for g in range(gpus)]
+    return "\n".join(lines) + "\n"
+
+
+TB = 2_000_000_000_000
+# Fires: job 1184391 writes 2 TB to each of two OSTs in 600 s (about 6.2 GiB/s, 99% of all OST
+# traffic) while the training job on gpu-a-[009-011] reads little and its GPUs sit at 12%.
+HEAVY = [_ost("scratch", 0, [("1184391", 0, TB), ("1184220", 14_404_624_579, 0)]),
+         _ost("scratch", 1, [("1184391", 0, TB), ("1184220", 12_000_000_000, 0)])]
+STARVED = {n: _prom(n, 12) for n in ("gpu-a-009", "gpu-a-010", "gpu-a-011")}
+BUSY = {n: _prom(n, 96) for n in ("gpu-a-009", "gpu-a-010", "gpu-a-011")}
+
+
+def _facts(make_facts, osts: list[str], proms: dict[str, str], squeue: str = SQUEUE):
+    files = [("slurm/squeue.txt", "squeue-text", squeue)]
+    files += [(f"lustre/scratch/job_stats_oss{i:02d}.txt", "lctl-job-stats", t) for i, t in enumerate(osts, 1)]
+    files += [(f"gpu/{n}.prom", "dcgm-prometheus-text", t) for n, t in proms.items()]
+    return make_facts(*files, **{f"gpu/{n}.prom": {"node": n} for n in proms})
+
+
+def test_one_job_saturating_the_osts_while_gpus_wait_fires(make_facts):
+    (f,) = check_io_bandwidth_bound(_facts(make_facts, HEAVY, STARVED), IoBoundConfig())
+    assert f.root_cause == "io_bandwidth_bound"
+    assert f.culprits == ["job:1184391", "fs:scratch", "user:farah"]
+    assert f.evidence[0].metric == "obdfilter job_stats" and f.evidence[0].unit == "GiB/s"
+    assert 6.1 < f.evidence[0].value < 6.3
+    assert "gpu-a-009, gpu-a-010, gpu-a-011" in f.evidence[1].text
+    assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "1184391")]
+    assert "6.2 GiB/s (threshold 5.0 GiB/s)" in f.message and "3 node(s)" in f.message
+
+
+def test_heavy_io_while_gpus_stay_busy_does_not_fire(make_facts):
+    # The OSTs are busy but nobody is waiting on them: a big copy on a quiet cluster is no incident.
+    assert check_io_bandwidth_bound(_facts(make_facts, HEAVY, BUSY), IoBoundConfig()) == []
+
+
+def test_traffic_shared_by_many_jobs_does_not_name_one(make_facts):
+    # Four jobs each move about 1.5 GiB/s: a busy file system, not one job saturating it.
+    shared = [_ost("scratch", i, [(str(1184400 + i), 0, TB // 2)]) for i in range(4)]
+    assert check_io_bandwidth_bound(_facts(make_facts, shared, STARVED), IoBoundConfig()) == []
+
+
+def test_thresholds_are_configurable(make_facts):
+    facts = _facts(make_facts, HEAVY, STARVED)
+    assert check_io_bandwidth_bound(facts, IoBoundConfig(heavy_gib_per_s=8.0)) == []
+    assert check_io_bandwidth_bound(facts, IoBoundConfig(starved_util_pct=10.0)) == []
+    assert len(check_io_bandwidth_bound(_facts(make_facts, HEAVY, BUSY), IoBoundConfig(starved_util_pct=97.0))) == 1
+
+
+def test_hostile_job_name_is_plain_data(make_facts):
+    squeue = SQUEUE.replace("shard-re", "$(rm -rf") + """           1184392       cpu ignore.p  mallory  R       1:00      1 cpu-c-02
+"""
+    (f,) = check_io_bandwidth_bound(_facts(make_facts, HEAVY, STARVED, squeue), IoBoundConfig())
+    assert f.culprits == ["job:1184391", "fs:scratch", "user:farah"]
+    assert f.suggested_actions[0].reason == "job saturates Lustre OST bandwidth"
