@@ -257,14 +257,8 @@ class GatewayApp:
         entry.redactions = len(redactions)
 
     def _finish(self, entry: LedgerEntry, caller: Caller | None) -> None:
-        m = self.metrics
-        m.requests.labels(entry.model, entry.provider or "none", str(entry.status)).inc()
-        m.latency.labels(entry.model).observe(entry.latency_ms / 1000)
-        if entry.prompt_tokens or entry.completion_tokens:
-            m.tokens.labels(entry.model, "prompt").inc(entry.prompt_tokens)
-            m.tokens.labels(entry.model, "completion").inc(entry.completion_tokens)
-        if entry.cost_usd:
-            m.cost.labels(entry.model).inc(entry.cost_usd)
+        self.metrics.observe_request(entry.model, entry.provider or "none", entry.status, entry.latency_ms / 1000,
+                                     entry.prompt_tokens, entry.completion_tokens, entry.cost_usd)
         if caller is not None and not entry.cache_hit and entry.status < 400:
             self.budgets.charge(caller, entry.run_id, entry.prompt_tokens + entry.completion_tokens, entry.cost_usd)
         self.ledger.record(entry)

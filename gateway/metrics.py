@@ -15,6 +15,8 @@ Metric names:
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -47,6 +49,34 @@ class GatewayMetrics:
         self.redactions = Counter(p + "redactions", "Redacted matches", ["kind"], registry=r)
         self.cooled_down = Gauge(p + "provider_cooled_down", "1 while a provider is cooled down", ["provider"],
                                  registry=r)
+
+        self._children: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+
+    def observe_request(
+        self, model: str, provider: str, status: int, latency_s: float, prompt_tokens: int,
+        completion_tokens: int, cost_usd: float,
+    ) -> None:
+        """Count one answered request (label children cached: this runs on every request)."""
+        key = (model, provider, str(status))
+        children = self._children.get(key)
+        if children is None:
+            children = (
+                self.requests.labels(model, provider, key[2]),
+                self.latency.labels(model),
+                self.tokens.labels(model, "prompt"),
+                self.tokens.labels(model, "completion"),
+                self.cost.labels(model),
+            )
+            self._children[key] = children
+        requests, latency, prompt, completion, cost = children
+        requests.inc()
+        latency.observe(latency_s)
+        if prompt_tokens:
+            prompt.inc(prompt_tokens)
+        if completion_tokens:
+            completion.inc(completion_tokens)
+        if cost_usd:
+            cost.inc(cost_usd)
 
     def render(self) -> bytes:
         """The registry in Prometheus text exposition format."""

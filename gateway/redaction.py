@@ -73,8 +73,10 @@ class Redactor:
         lower = text.lower()
         if len(lower) == len(text):
             for kind, hints, rx in self._builtin:
-                if any(h in lower for h in hints):
-                    spans.extend((m.start(), m.end(), kind) for m in rx.finditer(lower))
+                for hint in hints:
+                    if hint in lower:
+                        spans.extend((m.start(), m.end(), kind) for m in rx.finditer(lower))
+                        break
         else:  # lower() changed lengths (rare Unicode): match case-insensitively on the original
             for kind, rx in self._builtin_ci:
                 spans.extend((m.start(), m.end(), kind) for m in rx.finditer(text))

@@ -13,6 +13,7 @@ sees the original.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -56,6 +57,20 @@ class StreamResult:
     redactions: list[str]
 
 
+class _Exhausted(Exception):
+    """Internal: a provider's tries are used up; ``tries`` says how many were made."""
+
+    def __init__(self, tries: int) -> None:
+        super().__init__(tries)
+        self.tries = tries
+
+
+class _FirstRetry:
+    """The tenacity retry state a wait strategy needs to size the first backoff."""
+
+    attempt_number = 1
+
+
 @dataclass
 class _Health:
     failures: deque[float] = field(default_factory=deque)
@@ -85,6 +100,7 @@ class Router:
         self._redactor = redactor
         self._metrics = metrics
         self._health: dict[str, _Health] = {name: _Health() for name in providers}
+        self._wait = wait_random_exponential(multiplier=config.retry.backoff_initial_s, max=config.retry.backoff_max_s)
 
     @property
     def aliases(self) -> list[str]:
@@ -139,35 +155,77 @@ class Router:
                     for kind in kinds:
                         self._metrics.redactions.labels(kind).inc()
                 body = redacted
-            retrying = AsyncRetrying(
-                stop=stop_after_attempt(self._retry.attempts_per_provider),
-                wait=wait_random_exponential(multiplier=self._retry.backoff_initial_s, max=self._retry.backoff_max_s),
-                retry=retry_if_exception(
-                    lambda e, p=provider: isinstance(e, ProviderError) and e.retryable and not self.is_cooled_down(p.name)
-                ),
-                reraise=True,
-            )
             try:
-                async for attempt in retrying:
-                    with attempt:
-                        attempts += 1
-                        try:
-                            result = await call(provider, body)
-                        except ProviderError as exc:
-                            failures.append(exc)
-                            self._fail(provider, exc)
-                            raise
+                result, tries = await self._attempts(provider, body, call, failures)
             except ProviderRejected as exc:
+                attempts += 1
                 if exc.upstream_status in _FATAL_STATUSES:
                     raise AllProvidersFailed(alias, failures) from exc
                 continue
-            except ProviderError:
+            except _Exhausted as exc:
+                attempts += exc.tries
                 continue
+            attempts += tries
             self._ok(provider)
             if index > 0:
                 self._metrics.fallbacks.labels(alias).inc()
             return result, provider, attempts, failures, kinds
         raise AllProvidersFailed(alias, failures)
+
+    def _retryable(self, provider: Provider, exc: BaseException) -> bool:
+        return isinstance(exc, ProviderError) and exc.retryable and not self.is_cooled_down(provider.name)
+
+    async def _attempts(
+        self,
+        provider: Provider,
+        body: dict[str, Any],
+        call: Callable[[Provider, dict[str, Any]], Awaitable[T]],
+        failures: list[ProviderError],
+    ) -> tuple[T, int]:
+        """Up to ``attempts_per_provider`` tries of one provider; returns (result, tries).
+
+        The first try runs bare (no retry machinery on the hot path); retries run under tenacity
+        with jittered exponential backoff (``wait_random_exponential``), the first one after
+        one backoff interval too.
+
+        Raises:
+            ProviderRejected: a non-retryable upstream 4xx (after one try).
+            _Exhausted: every try failed with a retryable error, or the provider cooled down.
+        """
+        try:
+            return await call(provider, body), 1
+        except ProviderError as exc:
+            failures.append(exc)
+            self._fail(provider, exc)
+            if isinstance(exc, ProviderRejected):
+                raise
+            if self._retry.attempts_per_provider == 1 or not self._retryable(provider, exc):
+                raise _Exhausted(1) from exc
+        tries = 1
+        await asyncio.sleep(self._wait(_FirstRetry()))
+
+        async def once() -> T:
+            nonlocal tries
+            tries += 1
+            try:
+                return await call(provider, body)
+            except ProviderError as exc:
+                failures.append(exc)
+                self._fail(provider, exc)
+                raise
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self._retry.attempts_per_provider - 1),
+            wait=self._wait,
+            retry=retry_if_exception(lambda e: self._retryable(provider, e)),
+            reraise=True,
+        )
+        try:
+            return await retrying(once), tries
+        except ProviderRejected:
+            raise
+        except ProviderError as exc:
+            raise _Exhausted(tries) from exc
 
     async def complete(self, alias: str, request: dict[str, Any]) -> RouteResult:
         """Answer a non-streamed request from the first provider that succeeds.

@@ -23,12 +23,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import uvicorn
 
 from gateway.app import ASGIApp, Receive, Scope, Send
 from gateway.providers.base import completion_to_chunks, estimate_tokens, message_text
 
-__all__ = ["StubReply", "StubUpstream", "serve_in_thread"]
+__all__ = ["StubReply", "StubUpstream", "asgi_get", "asgi_post", "chat", "echo_respond", "provider_entry",
+           "serve_in_thread"]
 
 
 @dataclass
@@ -182,3 +184,31 @@ def serve_in_thread(app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, htt
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def echo_respond(request: dict[str, Any]) -> dict[str, Any]:
+    """A stand-in for the diagnostician's ``respond``: echoes the last user message."""
+    last = [m for m in request["messages"] if m.get("role") == "user"][-1]
+    return {"role": "assistant", "content": f"builtin saw: {last['content']}"}
+
+
+def provider_entry(name: str, url: str, **settings: Any) -> dict[str, Any]:
+    """An ``openai_compat`` provider entry for a config dict (``settings`` are ``openai_*`` fields)."""
+    return {"name": name, "kind": "openai_compat", "openai_base_url": url, **settings}
+
+
+def chat(content: str = "hello", model: str = "m", **fields: Any) -> dict[str, Any]:
+    """A minimal chat-completions request body with one user message."""
+    return {"model": model, "messages": [{"role": "user", "content": content}], **fields}
+
+
+async def asgi_post(app: ASGIApp, body: dict[str, Any], headers: dict[str, str] | None = None) -> httpx.Response:
+    """POST a chat request to an ASGI app through ``httpx.ASGITransport`` (no socket)."""
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway") as client:
+        return await client.post("/v1/chat/completions", json=body, headers=headers or {})
+
+
+async def asgi_get(app: ASGIApp, path: str, headers: dict[str, str] | None = None) -> httpx.Response:
+    """GET a path of an ASGI app through ``httpx.ASGITransport``."""
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gateway") as client:
+        return await client.get(path, headers=headers or {})

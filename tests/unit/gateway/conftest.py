@@ -11,8 +11,7 @@ import pytest
 
 from gateway.app import GatewayApp, create_app
 from gateway.config import GatewayConfig
-from gateway.testing import StubUpstream, serve_in_thread
-from gw_helpers import builtin_echo
+from gateway.testing import echo_respond as builtin_echo, serve_in_thread, StubUpstream
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from gw_helpers import chat, get, post
+from gateway.testing import chat, asgi_get as get, asgi_post as post
 
 from gateway.providers.builtin import BuiltinProvider
 

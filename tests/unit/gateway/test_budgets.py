@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from gw_helpers import chat, post, provider
 
 from gateway.budgets import generate_key, hash_key
-from gateway.testing import StubReply, StubUpstream
+from gateway.testing import asgi_post as post, chat, provider_entry as provider, StubReply, StubUpstream
 
 pytestmark = pytest.mark.anyio
 

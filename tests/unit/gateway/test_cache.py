@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from gw_helpers import chat, post, provider
 
 from gateway.cache import cache_key
-from gateway.testing import StubReply, StubUpstream
+from gateway.testing import asgi_post as post, chat, provider_entry as provider, StubReply, StubUpstream
 
 pytestmark = pytest.mark.anyio
 

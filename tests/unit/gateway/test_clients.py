@@ -6,11 +6,10 @@ import json
 import sqlite3
 
 import pytest
-from gw_helpers import provider
 from pydantic_ai import Agent
 
 from gateway.client import GATEWAY_URL_ENV, make_model, make_openai_client
-from gateway.testing import StubReply, StubUpstream, serve_in_thread
+from gateway.testing import provider_entry as provider, serve_in_thread, StubReply, StubUpstream
 
 pytestmark = pytest.mark.anyio
 

@@ -7,11 +7,17 @@ import sqlite3
 
 import httpx2
 import pytest
-from gw_helpers import chat, post, provider
 
 from gateway.budgets import utc_day
 from gateway.errors import ConfigError
-from gateway.testing import StubReply, StubUpstream, serve_in_thread
+from gateway.testing import (
+    asgi_post as post,
+    chat,
+    provider_entry as provider,
+    serve_in_thread,
+    StubReply,
+    StubUpstream,
+)
 from gateway.usage import summarize_usage
 
 pytestmark = pytest.mark.anyio

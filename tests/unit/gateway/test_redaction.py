@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from gw_helpers import chat, post, provider
 
 from gateway.config import RedactionPattern
 from gateway.redaction import Redactor
-from gateway.testing import StubUpstream
+from gateway.testing import asgi_post as post, chat, provider_entry as provider, StubUpstream
 
 pytestmark = pytest.mark.anyio
 

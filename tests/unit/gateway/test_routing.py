@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from gw_helpers import chat, post, provider
 
-from gateway.testing import StubReply, StubUpstream
+from gateway.testing import asgi_post as post, chat, provider_entry as provider, StubReply, StubUpstream
 
 pytestmark = pytest.mark.anyio
 
@@ -133,6 +132,6 @@ async def test_upstream_model_name_is_substituted(upstreams, make_gateway):
 
 
 async def _health(app):
-    from gw_helpers import get
+    from gateway.testing import asgi_get as get
 
     return (await get(app, "/healthz")).json()
