@@ -20,7 +20,8 @@ class HostOomConfig(CheckConfig):
 def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
     """host_oom per node where the kernel OOM killer fired; sacct OUT_OF_MEMORY jobs corroborate.
 
-    Sources: kernel-log events of kind oom_kill; sacct job states.
+    Sources: kernel-log events of kind oom_kill (fields.slurm_job from the cgroup path names the
+    job); sacct job states; squeue/sacct allocations when the kill names no job.
     """
     kills: dict[str, list] = defaultdict(list)
     for ev in facts.kernel_events:
@@ -31,8 +32,11 @@ def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
     for node, events in kills.items():
         if len(events) < cfg.min_kills:
             continue
-        jobs = [j for j in affected_jobs(facts, [node])]
-        jobs = [j for j in jobs if j in oom_jobs] or jobs
+        # The kill line's cgroup (task_memcg=/slurm/uid_N/job_4242/...) names the job whose memory
+        # ran out; on a shared node the other jobs there are bystanders.
+        named = list(dict.fromkeys(e.fields["slurm_job"] for e in events if e.fields.get("slurm_job")))
+        jobs = affected_jobs(facts, [node])
+        jobs = named or [j for j in jobs if j in oom_jobs] or jobs
         evidence: list[Evidence] = [kernel_evidence(e) for e in events[:3]]
         evidence += [Evidence(text=f"sacct: job {j} state OUT_OF_MEMORY", metric="sacct") for j in jobs if j in oom_jobs]
         findings.append(Finding(
