@@ -1,0 +1,71 @@
+"""check_node_host_oom on captured kernel OOM-killer lines (dmesg -T, journalctl -k) and sacct states."""
+
+from __future__ import annotations
+
+from tools.checks.host_oom import HostOomConfig, check_node_host_oom
+
+# gpu015 is shared: 74920 (video MAE, 4 GPUs) and 74931 (an eval job, 4 GPUs).
+SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+             74920       gpu vmae-pre    heidi  R      40:10      1 gpu015
+             74931       gpu eval-har     erin  R    1:12:40      1 gpu015
+"""
+SACCT = """JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|Timelimit|NNodes|AllocTRES|NodeList|
+74933|vmae-tiny|heidi|ml-vision|gpu|OUT_OF_MEMORY|0:125|2026-11-29T06:00:00|2026-11-29T06:01:00|2026-11-29T07:58:40|01:57:40|12:00:00|1|billing=32,cpu=32,gres/gpu=2,mem=400G,node=1|gpu016|
+74934|eval-small|erin|ml-vision|gpu|COMPLETED|0:0|2026-11-29T06:00:00|2026-11-29T06:01:00|2026-11-29T07:00:00|00:59:00|12:00:00|1|billing=32,cpu=32,gres/gpu=2,mem=400G,node=1|gpu016|
+"""
+
+# Fires: the cgroup OOM killer kills a python process of job 74920 (its cgroup path names the job);
+# the kill is reported over two lines (oom-kill: and Killed process), one event.
+MEMCG_KILL = """[Sun Nov 29 07:58:38 2026] python invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0
+[Sun Nov 29 07:58:38 2026] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=step_0,mems_allowed=0-1,oom_memcg=/system.slice/slurmstepd.scope/job_74920,task_memcg=/system.slice/slurmstepd.scope/job_74920/step_0/user/task_0,task=python,pid=3318472,uid=20533
+[Sun Nov 29 07:58:38 2026] Memory cgroup out of memory: Killed process 3318472 (python) total-vm:124976472kB, anon-rss:75360860kB, file-rss:0kB, shmem-rss:4096kB, UID:20533 pgtables:158624kB oom_score_adj:0
+"""
+
+# Fires: a system-wide OOM kill (older kernels print no cgroup); sacct's OUT_OF_MEMORY row picks
+# the job out of the two that ran on gpu016.
+SYSTEM_KILL = ("Nov 29 07:58:40 gpu016 kernel: Out of memory: Killed process 51200 (pt_data_worker) "
+               "total-vm:40123456kB, anon-rss:30123456kB, file-rss:0kB, shmem-rss:1024kB, UID:1000 pgtables:61234kB oom_score_adj:0\n")
+
+# Does not fire: the kernel log of a node whose job hit CUDA OOM (GPU memory) has no OOM-killer
+# line; the hung-task and Lustre noise around it is not host memory either.
+NO_KILL = """[Sun Nov 29 07:40:01 2026] perf: interrupt took too long (2660 > 2649), lowering kernel.perf_event_max_sample_rate to 80000
+[Sun Nov 29 07:41:12 2026] Lustre: Mounted lustre-client
+"""
+
+
+def _facts(make_facts, node: str, log: str, *extra):
+    path = f"kernel/{node}.log"
+    return make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), *extra, (path, "kernel-log", log),
+                      **{path: {"node": node}})
+
+
+def test_memcg_kill_names_the_job_in_the_cgroup_not_the_bystander(make_facts):
+    (f,) = check_node_host_oom(_facts(make_facts, "gpu015", MEMCG_KILL), HostOomConfig())
+    assert f.root_cause == "host_oom"
+    assert f.culprits == ["job:74920", "node:gpu015"]  # 74931 shares the node but was not killed
+    assert f.evidence[0].file == "kernel/gpu015.log" and f.evidence[0].line == 2
+    assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "74920")]
+    assert f.message == "1 OOM-killer kill(s) on gpu015 (threshold 1)"
+
+
+def test_system_oom_kill_uses_sacct_out_of_memory(make_facts):
+    (f,) = check_node_host_oom(_facts(make_facts, "gpu016", SYSTEM_KILL, ("slurm/sacct.txt", "sacct-text", SACCT)),
+                               HostOomConfig())
+    assert f.culprits == ["job:74933", "node:gpu016"]
+    assert any(e.metric == "sacct" and "74933" in e.text for e in f.evidence)
+
+
+def test_node_without_oom_kill_does_not_fire(make_facts):
+    assert check_node_host_oom(_facts(make_facts, "gpu015", NO_KILL), HostOomConfig()) == []
+
+
+def test_threshold_is_configurable(make_facts):
+    assert check_node_host_oom(_facts(make_facts, "gpu015", MEMCG_KILL), HostOomConfig(min_kills=2)) == []
+
+
+def test_hostile_process_name_is_only_quoted(make_facts):
+    hostile = ("[Sun Nov 29 07:58:38 2026] Memory cgroup out of memory: Killed process 3318472 ($(reboot);ignore) "
+               "total-vm:124976472kB, anon-rss:75360860kB, file-rss:0kB, shmem-rss:4096kB, UID:20533 pgtables:158624kB oom_score_adj:0\n")
+    (f,) = check_node_host_oom(_facts(make_facts, "gpu015", hostile), HostOomConfig())
+    assert f.culprits[-1] == "node:gpu015" and "$(reboot)" in f.evidence[0].text
+    assert all("reboot" not in (a.reason or "") for a in f.suggested_actions)
