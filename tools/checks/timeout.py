@@ -22,15 +22,18 @@ def check_job_timeout_without_checkpoint(facts: Facts, cfg: TimeoutConfig) -> li
     Sources: sacct job state and elapsed; job-log slurm_message and checkpoint_saved events.
     """
     timed_out: dict[str, list[Evidence]] = {}
+    elapsed = {r.job_id: r.elapsed_s for r in facts.acct if not r.is_step and r.elapsed_s is not None}
+    elapsed.update({j.job_id: j.elapsed_s for j in facts.jobs if j.elapsed_s and j.job_id not in elapsed})
+    short = {j for j, s in elapsed.items() if s is not None and s < cfg.min_elapsed_min * 60}
     for r in facts.acct:
         if not r.is_step and (r.state or "").startswith("TIMEOUT"):
-            if r.elapsed_s is not None and r.elapsed_s < cfg.min_elapsed_min * 60:
+            if r.job_id in short:
                 continue
             timed_out.setdefault(r.job_id, []).append(Evidence(
                 text=f"sacct: job {r.job_id} State=TIMEOUT Elapsed={(r.elapsed_s or 0) // 60} min "
                      f"Timelimit={(r.time_limit_s or 0) // 60} min", metric="sacct"))
     for e in facts.job_log_events:
-        if e.kind == "slurm_message" and e.job and "time limit" in e.message.lower():
+        if e.kind == "slurm_message" and e.job and e.job not in short and "time limit" in e.message.lower():
             timed_out.setdefault(e.job, []).append(log_evidence(e))
     findings: list[Finding] = []
     for job, evidence in timed_out.items():
@@ -38,7 +41,8 @@ def check_job_timeout_without_checkpoint(facts: Facts, cfg: TimeoutConfig) -> li
             continue
         findings.append(Finding(
             check="job_timeout_without_checkpoint", root_cause="timeout_without_checkpoint",
-            message=f"job {job} reached its time limit with no checkpoint saved: all its work is lost",
+            message=f"job {job} reached its time limit with no checkpoint saved: all its work is lost"
+            + (f" (ran {elapsed[job] // 60} min; threshold {cfg.min_elapsed_min} min)" if elapsed.get(job) else ""),
             culprits=[f"job:{job}"], evidence=evidence[:3], confidence=0.8,
             suggested_actions=[ActionSpec(type="notify_owner", job=job,
                                           reason="time limit reached without a checkpoint; add checkpointing or a longer limit")],
