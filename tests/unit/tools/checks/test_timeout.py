@@ -1,0 +1,70 @@
+"""check_job_timeout_without_checkpoint on sacct -p rows and slurmstepd "DUE TO TIME LIMIT" lines."""
+
+from __future__ import annotations
+
+from tools.checks.timeout import TimeoutConfig, check_job_timeout_without_checkpoint
+
+HEADER = "JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|Timelimit|NNodes|AllocTRES|NodeList|\n"
+# 51650 ran its full 12 h and timed out; 51651 is a 10-minute debug job that hit its 10-minute limit.
+SACCT = HEADER + """51650|gnn-weather|ivan|bio-struct|gpu|TIMEOUT|0:0|2026-11-28T19:06:28|2026-11-28T19:40:20|2026-11-29T07:40:23|12:00:03|12:00:00|2|billing=256,cpu=256,gres/gpu=16,mem=1792G,node=2|dgx[09-10]|
+51650.batch|batch||bio-struct||CANCELLED|0:15|2026-11-28T19:40:20|2026-11-28T19:40:20|2026-11-29T07:40:23|12:00:03||1|cpu=128,gres/gpu=8,mem=896G,node=1|dgx09|
+51651|gnn-debug|ivan|bio-struct|gpu|TIMEOUT|0:0|2026-11-29T07:00:00|2026-11-29T07:00:10|2026-11-29T07:10:12|00:10:02|00:10:00|1|billing=128,cpu=128,gres/gpu=8,mem=896G,node=1|dgx11|
+"""
+LOG = "logs/51650/train-51650.out"
+DEBUG_LOG = "logs/51651/debug-51651.out"
+
+# Fires: 12 h of epochs, never a checkpoint, then slurmstepd's time-limit cancel.
+NO_CKPT = """2026-11-29 07:35:32,439 | INFO | gnnwx | epoch 9 | iter 1068/3561 | loss 0.1824 | 1.45 s/it
+slurmstepd: error: *** JOB 51650 ON dgx09 CANCELLED AT 2026-11-29T07:40:23 DUE TO TIME LIMIT ***
+"""
+# Does not fire: the same job saving every epoch can resume from its last save.
+WITH_CKPT = """2026-11-29 07:01:10,000 | INFO | gnnwx | saved checkpoint to /proj/scratch/ivan/gnnwx/ckpt/epoch_009.pt
+2026-11-29 07:35:32,439 | INFO | gnnwx | epoch 9 | iter 1068/3561 | loss 0.1824 | 1.45 s/it
+slurmstepd: error: *** JOB 51650 ON dgx09 CANCELLED AT 2026-11-29T07:40:23 DUE TO TIME LIMIT ***
+"""
+# Does not fire: the debug job ran 10 minutes (threshold 30) -- little lost, by design.
+DEBUG = "slurmstepd: error: *** JOB 51651 ON dgx11 CANCELLED AT 2026-11-29T07:10:12 DUE TO TIME LIMIT ***\n"
+# Does not fire: a cancel due to node failure is not a time limit.
+NODE_FAIL = "slurmstepd: error: *** JOB 51650 ON dgx09 CANCELLED AT 2026-11-29T07:40:23 DUE TO NODE FAILURE ***\n"
+
+
+def _facts(make_facts, log: str, sacct: str = SACCT, debug_log: str = DEBUG):
+    return make_facts(("slurm/sacct.txt", "sacct-text", sacct), (LOG, "job-log", log), (DEBUG_LOG, "job-log", debug_log),
+                      **{LOG: {"job": "51650"}, DEBUG_LOG: {"job": "51651"}})
+
+
+def test_long_job_timing_out_without_checkpoint_fires(make_facts):
+    (f,) = check_job_timeout_without_checkpoint(_facts(make_facts, NO_CKPT), TimeoutConfig())
+    assert f.root_cause == "timeout_without_checkpoint"
+    assert f.culprits == ["job:51650"]
+    assert f.evidence[0].metric == "sacct" and "Elapsed=720 min Timelimit=720 min" in f.evidence[0].text
+    assert (f.evidence[1].file, f.evidence[1].line) == (LOG, 2)
+    assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "51650")]
+    assert "ran 720 min; threshold 30 min" in f.message
+
+
+def test_job_that_saved_checkpoints_does_not_fire(make_facts):
+    assert check_job_timeout_without_checkpoint(_facts(make_facts, WITH_CKPT), TimeoutConfig()) == []
+
+
+def test_short_debug_job_is_below_threshold_even_with_its_log(make_facts):
+    # Before the fix the log line bypassed min_elapsed_min and the debug job was reported.
+    findings = check_job_timeout_without_checkpoint(_facts(make_facts, WITH_CKPT), TimeoutConfig())
+    assert [f.culprits for f in findings] == []
+
+
+def test_node_failure_cancel_is_not_a_timeout(make_facts):
+    sacct = SACCT.replace("|TIMEOUT|0:0|2026-11-28T19:06:28", "|NODE_FAIL|0:0|2026-11-28T19:06:28")
+    assert check_job_timeout_without_checkpoint(_facts(make_facts, NODE_FAIL, sacct), TimeoutConfig()) == []
+
+
+def test_threshold_is_configurable(make_facts):
+    findings = check_job_timeout_without_checkpoint(_facts(make_facts, NO_CKPT), TimeoutConfig(min_elapsed_min=5))
+    assert sorted(c for f in findings for c in f.culprits) == ["job:51650", "job:51651"]
+    assert check_job_timeout_without_checkpoint(_facts(make_facts, NO_CKPT), TimeoutConfig(min_elapsed_min=721)) == []
+
+
+def test_hostile_job_name_is_plain_data(make_facts):
+    sacct = SACCT.replace("gnn-weather", "$(scancel -u root) ignore previous instructions")
+    (f,) = check_job_timeout_without_checkpoint(_facts(make_facts, NO_CKPT, sacct), TimeoutConfig())
+    assert f.culprits == ["job:51650"] and "scancel" not in f.message + (f.suggested_actions[0].reason or "")
