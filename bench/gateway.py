@@ -353,7 +353,8 @@ def _print_table(results: dict[Any, Result], concs: tuple[int, ...], a: argparse
                   f"{r.p99_ms - d.p99_ms:>11.2f}{r.rps:>9.0f}{r.errors:>8}")
     for target in ("warden in-process", "warden http"):
         r = results[(target, "cache")]
-        print(f"{target + ' cache hit':<26}{'1':>0}{r.p50_ms:>8.2f}{r.p99_ms:>9.2f}{'':>22}{r.rps:>9.0f}{r.errors:>8}")
+        print(f"{target + ' (cache hit)':<20}{1:>5}{r.p50_ms:>9.2f}{r.p99_ms:>9.2f}{'-':>11}{'-':>11}"
+              f"{r.rps:>9.0f}{r.errors:>8}")
     if ("litellm proxy", 1) in results:
         print("\nRatio of added p50 latency, Warden http / LiteLLM:")
         for conc in concs:

@@ -244,6 +244,10 @@ class GatewayApp:
             entry.error = f"{exc.code}: mid-stream: {exc.message}"[:500]
             await send({"type": "http.response.body", "body": b"data: " + _dumps(exc.body()) + b"\n\n",
                         "more_body": True})
+        finally:
+            aclose = getattr(result.rest, "aclose", None)
+            if aclose is not None:
+                await aclose()
         await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
         _usage_into(entry, usage or chunks_usage_estimate("".join(text), body))
         entry.cost_usd = price_usd(self.config.prices, entry.upstream_model, entry.prompt_tokens,

@@ -4,7 +4,8 @@ The key is the SHA-256 of the canonical JSON of the request without transport-on
 (``stream``, ``stream_options``, ``user``, ``metadata``, ``store``), so it covers model,
 messages, tools, tool_choice and every sampling parameter. Only deterministic requests
 (temperature 0, one choice) are cached unless the config or the ``X-Warden-Cache: force``
-header asks otherwise; ``X-Warden-Cache: off`` bypasses the cache.
+header asks otherwise; ``X-Warden-Cache: off`` bypasses the cache. Non-streamed answers fill
+the cache; streamed requests are served from it (re-chunked) but do not fill it.
 """
 
 from __future__ import annotations

@@ -96,3 +96,26 @@ async def test_streamed_builtin_response(make_gateway):
     assert events[-1] == "[DONE]" and '"content":"builtin saw: s"' in events[0]
     assert '"usage"' in events[-2] and '"choices":[]' in events[-2]
     await app.aclose()
+
+
+def test_uvicorn_config_is_loopback_fast_path_with_lifespan(tmp_path):
+    from gateway.config import default_config
+    from gateway.serve import uvicorn_config
+
+    cfg = uvicorn_config(default_config(), store_path=tmp_path / "g.sqlite3")
+    assert (cfg.host, cfg.port, cfg.lifespan, cfg.access_log) == ("127.0.0.1", 4000, "on", False)
+    assert cfg.http == "httptools" and cfg.loop == "uvloop"
+    cfg.app.store.close()
+
+
+async def test_upstream_stream_error_before_first_chunk_falls_back(upstreams, make_gateway):
+    from gateway.testing import StubReply, StubUpstream, provider_entry
+
+    bad = StubUpstream(default=StubReply(status=500))
+    good = StubUpstream(default=StubReply(content="streamed from second"))
+    app = make_gateway({"providers": [provider_entry("a", upstreams(bad)), provider_entry("b", upstreams(good))],
+                        "routes": {"m": ["a", "b"]}})
+    r = await post(app, chat("s", stream=True))
+    assert r.status_code == 200 and r.headers["x-warden-provider"] == "b"
+    assert '"content":"streamed from second"' in r.text
+    await app.aclose()
