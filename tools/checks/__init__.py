@@ -22,6 +22,11 @@ from tools.checks.host_oom import HostOomConfig, check_node_host_oom
 from tools.checks.input_pipeline import InputPipelineConfig, check_input_pipeline_bound
 from tools.checks.interconnect import InterconnectConfig, check_interconnect_link_down
 from tools.checks.io_bound import IoBoundConfig, check_io_bandwidth_bound
+from tools.checks.k8s_crash_loop import K8sCrashLoopConfig, check_k8s_crash_loop
+from tools.checks.k8s_device_plugin import K8sDevicePluginConfig, check_k8s_device_plugin
+from tools.checks.k8s_gpu_capacity import K8sGpuCapacityConfig, check_k8s_gpu_capacity
+from tools.checks.k8s_image_pull import K8sImagePullConfig, check_k8s_image_pull
+from tools.checks.k8s_node_not_ready import K8sNodeNotReadyConfig, check_k8s_node_not_ready
 from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
 from tools.checks.nccl import NcclConfig, check_nccl_collective_failure
 from tools.checks.node_config import NodeConfigConfig, check_node_config_mismatch
@@ -82,6 +87,16 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                                     description="one job saturates OST bandwidth while GPUs wait"),
     "input_pipeline_bound": CheckSpec(fn=check_input_pipeline_bound, config=InputPipelineConfig,
                                       description="all of a job's GPUs evenly under-used"),
+    "k8s_node_not_ready": CheckSpec(fn=check_k8s_node_not_ready, config=K8sNodeNotReadyConfig,
+                                    description="Kubernetes node Ready=False/Unknown (kubelet NotReady)"),
+    "k8s_gpu_capacity": CheckSpec(fn=check_k8s_gpu_capacity, config=K8sGpuCapacityConfig,
+                                  description="pods Pending on Insufficient nvidia.com/gpu; unhealthy GPUs vs a full cluster"),
+    "k8s_image_pull": CheckSpec(fn=check_k8s_image_pull, config=K8sImagePullConfig,
+                                description="ErrImagePull / ImagePullBackOff"),
+    "k8s_crash_loop": CheckSpec(fn=check_k8s_crash_loop, config=K8sCrashLoopConfig,
+                                description="CrashLoopBackOff, OOMKilled or CUDA OOM containers"),
+    "k8s_device_plugin": CheckSpec(fn=check_k8s_device_plugin, config=K8sDevicePluginConfig,
+                                   description="NVIDIA device plugin / GPU stack pods failing, 0 allocatable GPUs"),
 }
 
 

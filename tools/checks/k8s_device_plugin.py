@@ -1,0 +1,105 @@
+"""check_k8s_device_plugin: the node's GPU stack (NVIDIA device plugin, driver, toolkit) is down,
+so the kubelet offers no GPUs even though the node has them."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from pydantic import Field
+
+from tools.checks.base import CheckConfig
+from tools.checks.k8s_evidence import (
+    APPLICATION_XIDS,
+    container_line,
+    event_evidence,
+    is_gpu_infra_pod,
+    k8s_node,
+    node_culprit,
+    node_evidence,
+    pod_culprit,
+    pod_evidence,
+    pod_events,
+    xid_evidence,
+)
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.k8s import K8sPod
+
+__all__ = ["K8sDevicePluginConfig", "check_k8s_device_plugin"]
+
+_BAD_WAITING = frozenset({"CrashLoopBackOff", "Error", "CreateContainerError", "CreateContainerConfigError",
+                          "RunContainerError", "ErrImagePull", "ImagePullBackOff", "InvalidImageName"})
+
+
+class K8sDevicePluginConfig(CheckConfig):
+    """When a GPU-stack pod counts as failing."""
+
+    min_restarts: int = 3
+    """A not-ready GPU-stack container with this many restarts is failing even between back-offs."""
+    application_xids: frozenset[int] = Field(default=APPLICATION_XIDS)
+
+
+def _failing(pod: K8sPod, cfg: K8sDevicePluginConfig) -> str | None:
+    """Why a GPU-stack pod is failing, or None."""
+    if pod.phase in ("Failed", "Unknown"):
+        return f"phase {pod.phase}" + (f" ({pod.status_reason})" if pod.status_reason else "")
+    if pod.phase == "Succeeded":
+        return None
+    for c in pod.containers:
+        if c.state == "waiting" and c.state_reason in _BAD_WAITING:
+            return container_line(c)
+        if not c.ready and not c.init and c.restart_count >= cfg.min_restarts:
+            return container_line(c)
+    return None
+
+
+def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Finding]:
+    """device_plugin_failure per Ready node where a GPU-stack pod (nvidia-device-plugin, driver or
+    container-toolkit daemonset, operator validator) is crash-looping or not ready, or where a GPU
+    node (GPUs in capacity, or labelled by GPU feature discovery) has 0 allocatable nvidia.com/gpu.
+    Culprits the node and the failing pods; action cordon_node, so no new GPU pod lands there.
+
+    A node with 0 allocatable GPUs and a hardware Xid (kernel log, DCGM, node events) is left to
+    k8s_gpu_capacity / gpu_xid: there the plugin is doing its job. NotReady nodes are left to
+    k8s_node_not_ready.
+
+    Sources: k8s-json pods (container states, owner, node) and nodes (capacity, allocatable, labels);
+    BackOff events; kernel-log / DCGM Xids.
+    """
+    per_node: dict[str | None, list[tuple[K8sPod, str]]] = defaultdict(list)
+    for pod in facts.k8s_pods:
+        if is_gpu_infra_pod(pod):
+            why = _failing(pod, cfg)
+            if why:
+                per_node[pod.node].append((pod, why))
+    zero = {n.name for n in facts.k8s_nodes
+            if n.is_gpu_node and n.ready_status == "True" and not n.allocatable_gpu
+            and not xid_evidence(facts, n.name, application_xids=cfg.application_xids)}
+    findings: list[Finding] = []
+    for name in sorted(set(per_node) | zero, key=lambda n: n or ""):
+        node = k8s_node(facts, name) if name else None
+        if node is not None and node.ready_status in ("False", "Unknown"):
+            continue
+        failing = per_node.get(name, [])
+        evidence: list[Evidence] = []
+        parts = []
+        if node is not None and name in zero:
+            parts.append(f"allocatable nvidia.com/gpu {node.allocatable_gpu or 0} of capacity {node.capacity_gpu} "
+                         f"(threshold: > 0 on a GPU node)")
+            evidence.append(node_evidence(node))
+        for pod, why in failing[:3]:
+            parts.append(f"pod {pod.ref} {why}")
+            evidence.append(pod_evidence(pod))
+            evidence += [event_evidence(e) for e in pod_events(facts, pod.namespace, pod.name) if e.reason == "BackOff"][:1]
+        where = f"node {name}" if name else "unscheduled GPU-stack pods"
+        cordon = name is not None and not (node is not None and node.unschedulable)
+        findings.append(Finding(
+            check="k8s_device_plugin", root_cause="device_plugin_failure",
+            message=f"{where}: " + "; ".join(parts),
+            culprits=([node_culprit(name)] if name else []) + [pod_culprit(p) for p, _ in failing],
+            evidence=evidence[:5],
+            confidence=0.85 if failing and name in zero else 0.8,
+            suggested_actions=[ActionSpec(type="cordon_node", node=name, reason="GPU device plugin not serving GPUs")]
+            if cordon else [],
+        ))
+    return findings

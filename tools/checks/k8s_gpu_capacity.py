@@ -1,0 +1,139 @@
+"""check_k8s_gpu_capacity: pods Pending on ``Insufficient nvidia.com/gpu`` — and whether the
+shortage is real or GPUs the device plugin has marked unhealthy.
+
+Reasoning (as in public-incidents K8S-02): the device plugin advertises every GPU in ``capacity``
+and only healthy ones in ``allocatable``. When a node's allocatable is below its capacity and the
+missing GPUs are what a pending pod needs, the pods are a symptom: with an Xid on that node the GPU
+itself is faulty (gpu_hardware_fault); without one the device plugin is the suspect
+(device_plugin_failure). Only when no degraded node would fit the pod is the cluster simply full.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from tools.checks.base import CheckConfig
+from tools.checks.k8s_evidence import (
+    APPLICATION_XIDS,
+    active_pods_on,
+    event_evidence,
+    node_culprit,
+    node_evidence,
+    pod_culprit,
+    pod_evidence,
+    pod_events,
+    xid_evidence,
+)
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.k8s import GPU_RESOURCE, K8sNode
+
+__all__ = ["K8sGpuCapacityConfig", "check_k8s_gpu_capacity"]
+
+_INSUFFICIENT = f"Insufficient {GPU_RESOURCE}"
+
+
+class K8sGpuCapacityConfig(CheckConfig):
+    """Which Xids do not make a GPU unhealthy, and how many pods to name."""
+
+    application_xids: frozenset[int] = Field(default=APPLICATION_XIDS)
+    max_pod_culprits: int = 10
+
+
+class _Waiting:
+    """A pod waiting for GPUs: from its PodScheduled condition or a FailedScheduling event."""
+
+    def __init__(self, namespace: str, name: str, gpus: int | None, evidence: list[Evidence], message: str) -> None:
+        self.namespace, self.name, self.gpus, self.evidence, self.message = namespace, name, gpus, evidence, message
+
+
+def _waiting_pods(facts: Facts) -> list[_Waiting]:
+    out: dict[tuple[str, str], _Waiting] = {}
+    known = {(p.namespace, p.name): p for p in facts.k8s_pods}
+    for p in facts.k8s_pods:
+        if p.phase == "Pending" and not p.node and _INSUFFICIENT in (p.scheduled_message or ""):
+            evs = [e for e in pod_events(facts, p.namespace, p.name) if e.reason == "FailedScheduling"]
+            out[(p.namespace, p.name)] = _Waiting(p.namespace, p.name, p.gpu_request or None,
+                                                  [pod_evidence(p, extra=f"PodScheduled: {p.scheduled_message}")]
+                                                  + [event_evidence(e) for e in evs[:1]], p.scheduled_message or "")
+    for e in facts.k8s_events:
+        if e.object_kind != "Pod" or e.reason != "FailedScheduling" or _INSUFFICIENT not in e.message:
+            continue
+        key = (e.object_namespace or e.namespace or "default", e.object_name or "")
+        pod = known.get(key)
+        if key in out or (pod is not None and (pod.node or pod.phase != "Pending")):
+            continue  # already counted, or scheduled since
+        out[key] = _Waiting(key[0], key[1], pod.gpu_request if pod else None, [event_evidence(e)], e.message)
+    return list(out.values())
+
+
+def _blocked_by(node: K8sNode, used: int, need: int | None) -> bool:
+    """Would this pod fit on ``node`` if its unhealthy GPUs were healthy (and does it not fit now)?"""
+    if node.ready_status != "True" or node.unschedulable:
+        return False
+    cap, alloc = node.capacity_gpu or 0, node.allocatable_gpu or 0
+    need = need or 1
+    return cap - used >= need > alloc - used
+
+
+def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Finding]:
+    """Findings for pods Pending with ``Insufficient nvidia.com/gpu``.
+
+    Per degraded node (allocatable nvidia.com/gpu < capacity, Ready, not cordoned) whose unhealthy
+    GPUs are what keeps a pending pod out: gpu_hardware_fault when a hardware Xid is seen on the node
+    (kernel log, DCGM, node events), else device_plugin_failure; culprits the node then the pods;
+    action cordon_node. Pending pods no degraded node explains: insufficient_gpu_capacity, with
+    cluster totals, and notify_owner per pod.
+
+    Sources: k8s-json pods (phase, PodScheduled condition, GPU requests) and nodes (capacity,
+    allocatable); FailedScheduling events; kernel-log / DCGM Xids.
+    """
+    waiting = _waiting_pods(facts)
+    if not waiting:
+        return []
+    used = {n.name: sum(p.gpu_request for p in active_pods_on(facts, n.name)) for n in facts.k8s_nodes}
+    degraded = [n for n in facts.k8s_nodes
+                if n.capacity_gpu is not None and (n.allocatable_gpu or 0) < n.capacity_gpu]
+    findings: list[Finding] = []
+    explained: set[tuple[str, str]] = set()
+    for node in degraded:
+        blocked = [w for w in waiting if _blocked_by(node, used[node.name], w.gpus)]
+        if not blocked:
+            continue
+        explained |= {(w.namespace, w.name) for w in blocked}
+        xids = xid_evidence(facts, node.name, application_xids=cfg.application_xids)
+        lost = (node.capacity_gpu or 0) - (node.allocatable_gpu or 0)
+        cause = "gpu_hardware_fault" if xids else "device_plugin_failure"
+        why = "after a GPU hardware Xid" if xids else "with no hardware Xid seen (device plugin suspect)"
+        findings.append(Finding(
+            check="k8s_gpu_capacity", root_cause=cause,
+            message=(f"{len(blocked)} pod(s) Pending on {_INSUFFICIENT}; node {node.name} advertises "
+                     f"{node.allocatable_gpu or 0} allocatable of {node.capacity_gpu} GPUs ({lost} marked unhealthy "
+                     f"{why}); with them healthy the pod would fit ({used[node.name]} in use)"),
+            culprits=[node_culprit(node.name), *[pod_culprit((w.namespace, w.name)) for w in blocked[: cfg.max_pod_culprits]]],
+            evidence=[node_evidence(node, extra=f"{lost} GPU(s) not allocatable"), *xids[:3],
+                      *[ev for w in blocked[:2] for ev in w.evidence]],
+            confidence=0.9 if xids else 0.75,
+            suggested_actions=[] if node.unschedulable else [ActionSpec(
+                type="cordon_node", node=node.name,
+                reason=f"{lost} GPU(s) unhealthy" + (" after Xid" if xids else " per device plugin"))],
+        ))
+    rest = [w for w in waiting if (w.namespace, w.name) not in explained]
+    if rest:
+        ready = [n for n in facts.k8s_nodes if n.ready_status == "True" and not n.unschedulable and n.allocatable_gpu]
+        free = sum(max((n.allocatable_gpu or 0) - used[n.name], 0) for n in ready)
+        largest = max((max((n.allocatable_gpu or 0) - used[n.name], 0) for n in ready), default=0)
+        need = max((w.gpus or 0 for w in rest), default=0)
+        totals = (f"; schedulable nodes have {free} free GPU(s), at most {largest} on one node, "
+                  f"largest request {need}") if facts.k8s_nodes else "; node objects not collected"
+        findings.append(Finding(
+            check="k8s_gpu_capacity", root_cause="insufficient_gpu_capacity",
+            message=f"{len(rest)} pod(s) Pending on {_INSUFFICIENT} (threshold 1){totals}: {rest[0].message[:160]}",
+            culprits=[pod_culprit((w.namespace, w.name)) for w in rest[: cfg.max_pod_culprits]],
+            evidence=[ev for w in rest[:3] for ev in w.evidence][:5],
+            confidence=0.7 if facts.k8s_nodes else 0.5,
+            suggested_actions=[ActionSpec(type="notify_owner", pod=w.name, namespace=w.namespace,
+                                          reason=f"pod waits for {w.gpus or 'more'} free GPU(s); cluster GPUs are in use")
+                               for w in rest[:5]],
+        ))
+    return findings

@@ -1,0 +1,96 @@
+"""check_k8s_node_not_ready: a Kubernetes node whose kubelet is NotReady or stopped reporting."""
+
+from __future__ import annotations
+
+from tools.checks.base import CheckConfig
+from tools.checks.k8s_evidence import active_pods_on, event_evidence, node_culprit, node_evidence, node_events, pod_culprit
+from tools.facts import Facts
+from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.k8s import K8sEvent
+
+__all__ = ["K8sNodeNotReadyConfig", "check_k8s_node_not_ready"]
+
+
+class K8sNodeNotReadyConfig(CheckConfig):
+    """How long a node must have been NotReady before it is reported."""
+
+    min_not_ready_s: float = 60.0
+    """Seconds since the Ready condition's lastTransitionTime (kubelet heartbeats can blip)."""
+    max_pod_culprits: int = 10
+
+
+def _from_events(facts: Facts, cfg: K8sNodeNotReadyConfig, known: set[str]) -> list[Finding]:
+    """Nodes seen only through events: a NodeNotReady newer than any NodeReady for the same node."""
+    latest: dict[str, K8sEvent] = {}
+    for e in facts.k8s_events:
+        if e.object_kind != "Node" or not e.object_name or e.object_name in known:
+            continue
+        if e.reason not in ("NodeNotReady", "NodeReady"):
+            continue
+        cur = latest.get(e.object_name)
+        if cur is None or _newer(e, cur, facts):
+            latest[e.object_name] = e
+    findings = []
+    for name, e in latest.items():
+        age = _age_s(e, facts)
+        if e.reason != "NodeNotReady" or (age is not None and age < cfg.min_not_ready_s):
+            continue
+        pods = active_pods_on(facts, name)
+        age_txt = f"{age / 60:.0f} min ago" if age is not None else "at an unknown time"
+        findings.append(Finding(
+            check="k8s_node_not_ready", root_cause="node_unresponsive",
+            message=f"node {name} reported NodeNotReady {age_txt} with no NodeReady since "
+                    f"(threshold {cfg.min_not_ready_s:g} s; node object not collected)",
+            culprits=[node_culprit(name), *[pod_culprit(p) for p in pods[: cfg.max_pod_culprits]]],
+            evidence=[event_evidence(e)], confidence=0.6,
+            suggested_actions=[ActionSpec(type="cordon_node", node=name, reason="kubelet NotReady")],
+        ))
+    return findings
+
+
+def _age_s(e: K8sEvent, facts: Facts) -> float | None:
+    if e.last_timestamp is not None:
+        return (facts.captured_at - e.last_timestamp).total_seconds()
+    return e.last_seen_s
+
+
+def _newer(a: K8sEvent, b: K8sEvent, facts: Facts) -> bool:
+    aa, bb = _age_s(a, facts), _age_s(b, facts)
+    return aa is not None and (bb is None or aa < bb)
+
+
+def check_k8s_node_not_ready(facts: Facts, cfg: K8sNodeNotReadyConfig) -> list[Finding]:
+    """node_unresponsive per Kubernetes node whose Ready condition is False or Unknown for at least
+    ``min_not_ready_s``; its unfinished pods are culprits too. Proposes cordon_node unless the node
+    is already cordoned. Nodes not collected as objects are judged from NodeNotReady / NodeReady
+    events (lower confidence).
+
+    Sources: k8s-json nodes (Ready condition, spec.unschedulable, taints) and pods (spec.nodeName);
+    node events from k8s-json or k8s-events-text.
+    """
+    findings: list[Finding] = []
+    for node in facts.k8s_nodes:
+        if node.ready_status not in ("False", "Unknown"):
+            continue
+        since = node.ready_since
+        age = (facts.captured_at - since).total_seconds() if since else None
+        if age is not None and age < cfg.min_not_ready_s:
+            continue
+        pods = active_pods_on(facts, node.name)
+        gpu_pods = [p for p in pods if p.gpu_request]
+        age_txt = f"for {age / 60:.0f} min" if age is not None else "(since unknown)"
+        why = f"{node.ready_reason}: {node.ready_message}" if node.ready_reason else (node.ready_message or "no reason given")
+        message = (f"node {node.name} Ready={node.ready_status} {age_txt} ({why}); threshold {cfg.min_not_ready_s:g} s; "
+                   f"{len(pods)} pod(s) still bound to it ({len(gpu_pods)} using GPUs)")
+        evidence = [node_evidence(node, extra=", ".join(f"taint {t.key}:{t.effect}" for t in node.taints))]
+        evidence += [event_evidence(e) for e in node_events(facts, node.name) if e.reason == "NodeNotReady"][:3]
+        evidence += [Evidence(text=f"pod {p.ref} phase={p.phase} on {node.name}", file=p.file) for p in pods[:3]]
+        actions = [] if node.unschedulable else [ActionSpec(type="cordon_node", node=node.name, reason="kubelet NotReady")]
+        findings.append(Finding(
+            check="k8s_node_not_ready", root_cause="node_unresponsive", message=message,
+            culprits=[node_culprit(node.name), *[pod_culprit(p) for p in pods[: cfg.max_pod_culprits]]],
+            evidence=evidence, confidence=0.85 if node.ready_status == "Unknown" else 0.8,
+            suggested_actions=actions,
+        ))
+    findings += _from_events(facts, cfg, {n.name for n in facts.k8s_nodes})
+    return findings
