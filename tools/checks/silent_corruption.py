@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
-from tools.checks.base import CheckConfig, log_evidence
+from tools.checks.base import CheckConfig, log_evidence, resubmit_specs
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Finding
+from tools.models.logs import JobLogEvent
 
 __all__ = ["NanConfig", "check_nan_on_one_node", "rank_node"]
 
@@ -36,27 +38,52 @@ def rank_node(facts: Facts, job_id: str, rank: int) -> str | None:
     return nodes[idx] if idx < len(nodes) else None
 
 
+_NAN = re.compile(r"\b(?:nan|inf)\b", re.IGNORECASE)
+_NAN_SUBJECT = re.compile(r"loss|grad", re.IGNORECASE)
+_NAMED_NODE = re.compile(r"\bnode:? (?P<node>[A-Za-z0-9][\w.-]{0,63})")
+
+
+def _is_nan_report(e: JobLogEvent) -> bool:
+    """A NaN/inf loss line, or an exception raised because a loss or gradient was NaN/inf
+    (Megatron's ``AssertionError: Rank 43: found NaN in local grad norm ... Device: 3, node: gpu-a-022``)."""
+    if e.kind == "nan_loss":
+        return True
+    return e.kind == "traceback" and bool(_NAN.search(e.message)) and bool(_NAN_SUBJECT.search(e.message))
+
+
+def _event_node(facts: Facts, job_nodes: list[str], job_id: str, e: JobLogEvent) -> str | None:
+    """The node a NaN report comes from: the node the message names when it is one of the job's,
+    else the node of its rank."""
+    m = _NAMED_NODE.search(e.message)
+    if m and m["node"].rstrip(".,") in job_nodes:
+        return m["node"].rstrip(".,")
+    return rank_node(facts, job_id, e.rank) if e.rank is not None else None
+
+
 def check_nan_on_one_node(facts: Facts, cfg: NanConfig) -> list[Finding]:
     """silent_data_corruption when a multi-node job's NaN/inf loss or grad-norm lines come only from
     ranks on one node while the other nodes' ranks keep training (no Xid needed: the GPU computes
     wrong numbers without reporting an error).
 
-    Sources: job-log nan_loss events with ranks; squeue/sacct node lists and GPU counts.
+    Sources: job-log nan_loss events with ranks, and tracebacks raised on a NaN loss or gradient
+    (with the rank, or the node the message names); squeue/sacct node lists and GPU counts.
     """
     by_job: dict[str, list] = defaultdict(list)
     for e in facts.job_log_events:
-        if e.kind == "nan_loss" and e.job and e.rank is not None:
+        if e.job and _is_nan_report(e):
             by_job[e.job].append(e)
     findings: list[Finding] = []
     for job, events in by_job.items():
         if len(events) < cfg.min_events:
             continue
-        nodes = {rank_node(facts, job, e.rank) for e in events}
         j = facts.job(job) or facts.acct_job(job)
-        if None in nodes or len(nodes) != 1 or not j or len(j.nodes) < 2:
+        if not j or len(j.nodes) < 2:
+            continue
+        nodes = {_event_node(facts, j.nodes, job, e) for e in events}
+        if None in nodes or len(nodes) != 1:
             continue
         node = nodes.pop()
-        ranks = sorted({e.rank for e in events})
+        ranks = sorted({e.rank for e in events if e.rank is not None})
         findings.append(Finding(
             check="nan_on_one_node", root_cause="silent_data_corruption",
             message=f"job {job}: {len(events)} NaN/inf loss line(s), all from ranks {ranks} on {node} "
@@ -65,6 +92,7 @@ def check_nan_on_one_node(facts: Facts, cfg: NanConfig) -> list[Finding]:
             evidence=[log_evidence(e) for e in events[:4]],
             confidence=0.75,
             suggested_actions=[ActionSpec(type="drain_node", node=node, reason="NaNs only on this node's GPUs"),
-                               ActionSpec(type="run_gpu_diagnostic", node=node, reason="suspected silent data corruption")],
+                               ActionSpec(type="run_gpu_diagnostic", node=node, reason="suspected silent data corruption"),
+                               *resubmit_specs(facts, [job], [node], f"NaNs from {node}'s GPUs")],
         ))
     return findings
