@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gateway.budgets import hash_key
@@ -93,3 +95,11 @@ def test_unreadable_or_unknown_suffix(tmp_path):
     (tmp_path / "g.ini").write_text("x")
     with pytest.raises(ConfigError, match=".toml, .yaml or .yml"):
         load_config(tmp_path / "g.ini")
+
+
+def test_shipped_example_config_loads():
+    import gateway
+
+    cfg = load_config(Path(gateway.__file__).parent / "examples" / "gateway.toml")
+    assert cfg.routes["warden-default"] == ["local-vllm", "ollama", "builtin"]
+    assert cfg.run_cost_cap_usd == 2.0 and cfg.keys[0].team == "hpc-ops"
