@@ -29,12 +29,15 @@ def parse_scontrol_job_text(text: str, *, path: str) -> list[SlurmJob]:
     ``job_id`` as squeue prints it (``8_0`` for array task 0 of job 8, ``8_[2-3%2]`` for the
     pending rest, ``7+1`` for a het component); ``user`` from ``UserId=alice(1000)``; durations
     (``RunTime``, ``TimeLimit``) in seconds, ``UNLIMITED`` -> None; times read as UTC;
-    ``num_gpus`` from ``TRES=...gres/gpu=N`` else ``TresPerNode`` x nodes.
+    ``num_gpus`` from ``TRES=...gres/gpu=N`` else ``TresPerNode`` x nodes. ``No jobs in the
+    system`` (an empty queue, Slurm 22.05) gives no jobs.
 
     Raises:
         ParseError: naming path and line for text outside a record, a record without JobId,
             or a malformed value.
     """
+    if text.strip() == "No jobs in the system":  # what scontrol prints for an empty queue
+        return []
     jobs = []
     for record in read_records(text, path=path, first_key="JobId", rest_of_line=_REST_OF_LINE):
         try:
