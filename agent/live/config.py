@@ -1,0 +1,143 @@
+"""``warden.toml``: how Warden reaches a live cluster, validated by pydantic.
+
+Path: ``--config FILE``, else ``$WARDEN_HOME/warden.toml``. ``warden sandbox up`` writes a ready
+one for the sandbox. Example::
+
+    cluster = "alps"
+
+    [slurm]                     # how Slurm's commands are run
+    via = "ssh"                 # "local" (this host) or "ssh" (a login node, through Fabric)
+    host = "login01"
+    user = "warden"
+    port = 22
+    key_file = "~/.ssh/warden_ed25519"
+    slurm_conf = "/etc/slurm/slurm.conf"   # optional SLURM_CONF
+    source = "commands"         # or "pyslurm" (Slurm 25.11 sites with pyslurm installed)
+
+    [prometheus]
+    url = "http://prometheus:9090"
+
+    [kernel_logs]               # per node
+    kind = "command"            # "command": run over SSH on the node; "file": a path with {node}
+    argv = ["journalctl", "-k", "--no-pager", "-o", "short-iso", "--since", "{since}"]
+    host = "{node}"
+    since_h = 2
+
+    [job_logs]                  # StdOut/StdErr from `scontrol show job`, read with tail -c
+    max_bytes = 262144
+
+    [[lustre]]
+    format = "lctl-md-stats"
+    fs = "scratch"
+    argv = ["lctl", "get_param", "mdt.*.md_stats"]
+
+    [checkpoints]
+    pattern = "{workdir}/checkpoints"
+
+    [bounds]
+    max_nodes = 32
+    max_job_logs = 16
+    sacct_window_h = 6
+
+The file is data: it is parsed with tomllib and validated, never evaluated.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent.store import warden_home
+from tools.errors import ConfigError
+from tools.live.model import (CheckpointAccess, JobLogAccess, KernelLogAccess, LiveBounds, LivePlanInput,
+                              LustreItem, SlurmAccess)
+
+__all__ = ["PrometheusConfig", "LiveConfig", "default_config_path", "load_live_config", "render_toml"]
+
+
+class PrometheusConfig(BaseModel):
+    """Prometheus' HTTP API base URL (instant and range queries)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = None
+
+
+class LiveConfig(BaseModel):
+    """The validated ``warden.toml`` (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cluster: str = "cluster"
+    slurm: SlurmAccess = Field(default_factory=SlurmAccess)
+    prometheus: PrometheusConfig = Field(default_factory=PrometheusConfig)
+    kernel_logs: KernelLogAccess = Field(default_factory=KernelLogAccess)
+    job_logs: JobLogAccess = Field(default_factory=JobLogAccess)
+    lustre: list[LustreItem] = Field(default_factory=list)
+    checkpoints: CheckpointAccess = Field(default_factory=CheckpointAccess)
+    bounds: LiveBounds = Field(default_factory=LiveBounds)
+
+    def plan_input(self) -> LivePlanInput:
+        """The typed input of tools.live (tools/ never reads this file itself)."""
+        s = self.slurm
+        if s.via == "ssh" and not s.host:
+            raise ConfigError("warden.toml: [slurm] via = \"ssh\" needs host")
+        key = str(Path(s.key_file).expanduser()) if s.key_file else None
+        return LivePlanInput(cluster=self.cluster, slurm=s.model_copy(update={"key_file": key}),
+                             prometheus_url=self.prometheus.url, kernel_logs=self.kernel_logs,
+                             job_logs=self.job_logs, lustre=self.lustre, checkpoints=self.checkpoints,
+                             bounds=self.bounds)
+
+
+def default_config_path() -> Path:
+    """``$WARDEN_HOME/warden.toml``."""
+    return warden_home() / "warden.toml"
+
+
+def load_live_config(path: Path | None = None) -> LiveConfig:
+    """Read and validate ``warden.toml``.
+
+    Raises:
+        ConfigError: naming the file when it is missing, not TOML, or fails validation (field and reason).
+    """
+    p = Path(path) if path else default_config_path()
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no live configuration (write one, or run `warden sandbox up`)") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{p}: cannot read: {' '.join(str(e).split())}") from None
+    try:
+        cfg = LiveConfig.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise ConfigError(f"{p}: {'.'.join(map(str, err['loc'])) or '<root>'}: {err['msg']}") from None
+    cfg.plan_input()  # cross-field checks
+    return cfg
+
+
+def _toml_value(v: object) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    s = str(v).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{s}"'
+
+
+def render_toml(cfg: LiveConfig) -> str:
+    """``cfg`` as TOML text (None values left out), for ``warden sandbox up`` to write."""
+    data = cfg.model_dump(mode="json", exclude_none=True)
+    lines = [f"# Warden live configuration (see agent/live/config.py)\ncluster = {_toml_value(data.pop('cluster'))}"]
+    lustre = data.pop("lustre", [])
+    for section, values in data.items():
+        lines.append(f"\n[{section}]")
+        lines += [f"{k} = {_toml_value(v)}" for k, v in values.items()]
+    for item in lustre:
+        lines.append("\n[[lustre]]")
+        lines += [f"{k} = {_toml_value(v)}" for k, v in item.items() if v not in ([],)]
+    return "\n".join(lines) + "\n"

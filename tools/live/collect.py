@@ -1,0 +1,113 @@
+"""Fetch a live snapshot through Warden's sources and hand it to a ReadContext.
+
+Commands run through one *runner* (a LocalSource, or an SSHSource to a login node), Prometheus
+through an HTTPSource, kernel-log commands over SSH on the node itself when configured so. A fetch
+that fails is not fatal: a failed Slurm command is kept as the error text it printed (the
+controller being unreachable is evidence), other failures are reported to ``on_error`` and skipped,
+so one dead node's log does not hide the rest of the cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+
+from tools.errors import CommandError, HTTPSourceError, SourceError
+from tools.facts import build_facts
+from tools.live.model import LivePlanInput
+from tools.parsers.slurm.client_error import SLURM_FORMATS, client_error
+from tools.live.plan import display, followup_requests, slurm_requests
+from tools.read.context import ProgressFn, ReadContext
+from tools.sources.base import FetchRequest, RawArtifact, Source
+from tools.sources.http import HTTPSource
+from tools.sources.ssh import SSHSource
+
+__all__ = ["LiveCollector", "live_context"]
+
+ErrorFn = Callable[[FetchRequest, Exception], None]
+
+
+class LiveCollector:
+    """Collects one live snapshot.
+
+    Args:
+        cfg: how to reach the cluster (see tools.live.model).
+        runner: the Source that runs Slurm, ``tail`` and Lustre commands (LocalSource or SSHSource).
+        http: the Source for Prometheus (default: a new HTTPSource).
+        slurm: the Source for the Slurm phase when it is not ``runner`` (e.g. a PyslurmSource).
+        on_progress: called with a short line per fetch.
+        on_error: called with each request that failed and was skipped.
+    """
+
+    def __init__(self, cfg: LivePlanInput, runner: Source, *, http: Source | None = None,
+                 slurm: Source | None = None, on_progress: ProgressFn | None = None,
+                 on_error: ErrorFn | None = None) -> None:
+        self.cfg = cfg
+        self.runner = runner
+        self.http = http or HTTPSource()
+        self.slurm = slurm or runner
+        self.on_progress = on_progress
+        self.on_error = on_error
+        self.captured_at = datetime.now(timezone.utc)
+        self.failures: list[tuple[FetchRequest, str]] = []
+        self._node_ssh: dict[str, SSHSource] = {}
+
+    def _source_for(self, req: FetchRequest) -> Source:
+        if req.url:
+            return self.http
+        if req.format == "kernel-log" and self.cfg.kernel_logs.kind == "command" and req.node:
+            host = self.cfg.kernel_logs.host.replace("{node}", req.node)
+            if host not in self._node_ssh:
+                s = self.cfg.slurm
+                self._node_ssh[host] = SSHSource(host, user=s.user, port=s.port, key_filename=s.key_file)
+            return self._node_ssh[host]
+        return self.runner
+
+    def _fetch(self, req: FetchRequest, source: Source) -> RawArtifact | None:
+        if self.on_progress:
+            self.on_progress(f"fetching {display(req)}")
+        try:
+            art = source.fetch(req)
+        except CommandError as e:
+            if (e.returncode is not None and req.format in SLURM_FORMATS
+                    and client_error(e.stderr, path=req.path or "", format=req.format) is not None):
+                # Keep what the client printed (e.g. "Unable to contact slurm controller"): parsers
+                # turn it into a SlurmClientError, which is evidence.
+                return RawArtifact(format=req.format, data=e.stderr.encode(), path=req.path or display(req),
+                                   command=display(req), node=req.node, job=req.job)
+            self._failed(req, e)
+            return None
+        except (HTTPSourceError, SourceError) as e:
+            self._failed(req, e)
+            return None
+        return art.model_copy(update={"path": req.path or art.path})
+
+    def _failed(self, req: FetchRequest, e: Exception) -> None:
+        self.failures.append((req, str(e)))
+        if self.on_error:
+            self.on_error(req, e)
+
+    def collect(self) -> list[RawArtifact]:
+        """Fetch phase one (Slurm), parse it, then phase two (evidence for what matters)."""
+        first = [a for a in (self._fetch(r, self.slurm) for r in slurm_requests(self.cfg, self.captured_at)) if a]
+        view = build_facts(first, captured_at=self.captured_at, cluster=self.cfg.cluster)
+        second = [a for a in (self._fetch(r, self._source_for(r))
+                              for r in followup_requests(self.cfg, view, self.captured_at)) if a]
+        return first + second
+
+    def close(self) -> None:
+        """Close SSH connections opened to nodes."""
+        for s in self._node_ssh.values():
+            s.close()
+
+
+def live_context(collector: LiveCollector) -> ReadContext:
+    """A ReadContext whose evidence is fetched live (once, on first use)."""
+    def collect() -> Iterator[RawArtifact]:
+        try:
+            yield from collector.collect()
+        finally:
+            collector.close()
+
+    ctx = ReadContext(collect, captured_at=collector.captured_at, cluster=collector.cfg.cluster, on_progress=collector.on_progress)
+    return ctx

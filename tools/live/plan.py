@@ -1,0 +1,179 @@
+"""Which artifacts a live snapshot fetches, bounded so it stays small on a large cluster.
+
+Two phases. ``slurm_requests`` is the scheduler's view, fetched first::
+
+    scontrol show job | scontrol show node | squeue -a | sinfo | sinfo -R | sacct -a -p (window) | sdiag
+
+``followup_requests`` then looks at what that view says and fetches evidence only for what
+matters: the nodes that are not idle and healthy plus the nodes of running and failed jobs (at most
+``bounds.max_nodes``) get their kernel logs and one Prometheus instant query for the DCGM fields the
+checks read, plus a range query of utilisation; running and recently failed jobs (at most
+``bounds.max_job_logs``) get the tail of their StdOut/StdErr; Lustre outputs are fetched as
+configured. Every request carries the snapshot-relative ``path`` it is recorded under.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from datetime import datetime, timedelta, timezone
+
+import httpx
+
+from tools.facts import Facts
+from tools.live.model import LivePlanInput
+from tools.models.slurm import SlurmJob, SlurmNode
+from tools.sources.base import FetchRequest
+
+__all__ = ["DCGM_FIELDS", "SACCT_FORMAT", "slurm_requests", "nodes_that_matter", "jobs_that_matter",
+           "followup_requests", "safe_name"]
+
+DCGM_FIELDS: tuple[str, ...] = (
+    "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+    "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+    "DCGM_FI_PROF_SM_ACTIVE",
+)
+"""The DCGM fields Warden's checks read (tools/checks), queried at the capture instant."""
+
+SACCT_FORMAT = ("JobID,JobName,User,Account,Partition,State,ExitCode,Submit,Start,End,Elapsed,Timelimit,NNodes,"
+                "AllocTRES,NodeList,WorkDir")
+
+_FAILED = {"FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED"}
+_BUSY_OK = {"IDLE", "ALLOCATED", "MIXED"}
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe form of a node or job name (cluster text never becomes a path component)."""
+    return _SAFE.sub("_", text)[:80] or "_"
+
+
+def slurm_requests(cfg: LivePlanInput, now: datetime | None = None) -> list[FetchRequest]:
+    """The scheduler's view (phase one). scontrol comes first: squeue's text truncates names, and
+    facts keep the first non-empty value."""
+    now = now or datetime.now(timezone.utc)
+    t = cfg.bounds.timeout_s
+    start = (now - timedelta(hours=cfg.bounds.sacct_window_h)).astimezone().strftime("%Y-%m-%dT%H:%M:%S")
+    return [
+        FetchRequest(format="scontrol-job-text", argv=["scontrol", "show", "job"], path="slurm/scontrol_show_job.txt",
+                     timeout_s=t),
+        FetchRequest(format="scontrol-node-text", argv=["scontrol", "show", "node"],
+                     path="slurm/scontrol_show_node.txt", timeout_s=t),
+        FetchRequest(format="squeue-text", argv=["squeue", "-a"], path="slurm/squeue.txt", timeout_s=t),
+        FetchRequest(format="sinfo-text", argv=["sinfo"], path="slurm/sinfo.txt", timeout_s=t),
+        FetchRequest(format="sinfo-reasons-text", argv=["sinfo", "-R"], path="slurm/sinfo_R.txt", timeout_s=t),
+        FetchRequest(format="sacct-text", argv=["sacct", "-a", "-p", "-S", start, f"--format={SACCT_FORMAT}"],
+                     path="slurm/sacct.txt", timeout_s=t),
+        FetchRequest(format="sdiag-text", argv=["sdiag"], path="slurm/sdiag.txt", timeout_s=t),
+    ]
+
+
+def _unhealthy(n: SlurmNode) -> bool:
+    return (n.state or "") not in _BUSY_OK or bool(set(n.flags) - {"RESERVED"})
+
+
+def jobs_that_matter(facts: Facts, limit: int) -> list[SlurmJob]:
+    """Running jobs and jobs that ended badly (FAILED, TIMEOUT, NODE_FAIL …), newest first, at most ``limit``."""
+    def newest(j: SlurmJob) -> float:
+        when = j.end_time or j.start_time or j.submit_time
+        return when.timestamp() if when else 0.0
+
+    running = sorted((j for j in facts.jobs if j.state in ("RUNNING", "COMPLETING")), key=newest, reverse=True)
+    failed = sorted((j for j in facts.jobs if (j.state or "") in _FAILED), key=newest, reverse=True)
+    return (failed + running)[:limit] if limit else []
+
+
+def nodes_that_matter(facts: Facts, limit: int) -> list[str]:
+    """Nodes not idle-and-healthy first (down, drained, not responding …), then the nodes of failed and
+    running jobs; at most ``limit``, in that order."""
+    out: list[str] = [n.name for n in facts.nodes if _unhealthy(n)]
+    for j in jobs_that_matter(facts, len(facts.jobs)):
+        out += j.nodes
+    return list(dict.fromkeys(out))[:limit]
+
+
+def _prom(cfg: LivePlanInput, nodes: list[str], now: datetime) -> list[FetchRequest]:
+    if not cfg.prometheus_url or not nodes:
+        return []
+    base = cfg.prometheus_url.rstrip("/")
+    hosts = "|".join(re.escape(n) for n in nodes)
+    names = "|".join(DCGM_FIELDS)
+    instant = f'{{__name__=~"{names}",Hostname=~"{hosts}"}}'
+    util = f'DCGM_FI_DEV_GPU_UTIL{{Hostname=~"{hosts}"}}'
+    end = now.timestamp()
+    start = end - cfg.bounds.range_window_min * 60
+    t = cfg.bounds.timeout_s
+    return [
+        FetchRequest(format="prometheus-query-json", path="gpu/prometheus_dcgm_instant.json", timeout_s=t,
+                     url=str(httpx.URL(f"{base}/api/v1/query", params={"query": instant, "time": f"{end:.3f}"}))),
+        FetchRequest(format="prometheus-query-json", path="gpu/prometheus_util_range.json", timeout_s=t,
+                     url=str(httpx.URL(f"{base}/api/v1/query_range", params={
+                         "query": util, "start": f"{start:.3f}", "end": f"{end:.3f}",
+                         "step": str(cfg.bounds.range_step_s)}))),
+    ]
+
+
+def _fill(argv: list[str], **values: str) -> list[str]:
+    """Fill ``{node}``/``{since}``… in each argument separately (values never split or re-parsed)."""
+    out = []
+    for a in argv:
+        for k, v in values.items():
+            a = a.replace("{" + k + "}", v)
+        out.append(a)
+    return out
+
+
+def _kernel(cfg: LivePlanInput, nodes: list[str], now: datetime) -> list[FetchRequest]:
+    k = cfg.kernel_logs
+    out: list[FetchRequest] = []
+    since = (now - timedelta(hours=k.since_h)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    for node in nodes:
+        path = f"kernel/{safe_name(node)}.log"
+        if k.kind == "file" and k.path:
+            argv = ["tail", "-n", str(k.max_lines), k.path.replace("{node}", node)]
+        elif k.kind == "command":
+            argv = _fill(k.argv, node=node, since=since)
+        else:
+            continue
+        out.append(FetchRequest(format="kernel-log", argv=argv, path=path, node=node, timeout_s=cfg.bounds.timeout_s))
+    return out
+
+
+def _job_logs(cfg: LivePlanInput, jobs: list[SlurmJob]) -> list[FetchRequest]:
+    if not cfg.job_logs.enabled:
+        return []
+    out: list[FetchRequest] = []
+    for j in jobs:
+        for p in dict.fromkeys(x for x in (j.stdout_path, j.stderr_path) if x and x.startswith("/")):
+            name = safe_name(p.rsplit("/", 1)[-1])
+            node = j.batch_host or (j.nodes[0] if j.nodes else None)
+            out.append(FetchRequest(format="job-log", argv=["tail", "-c", str(cfg.job_logs.max_bytes), p],
+                                    path=f"logs/{safe_name(j.job_id)}/{name}", job=j.job_id, node=node,
+                                    timeout_s=cfg.bounds.timeout_s))
+    return out
+
+
+def _lustre(cfg: LivePlanInput) -> list[FetchRequest]:
+    out: list[FetchRequest] = []
+    for item in cfg.lustre:
+        argv = item.argv or (["cat", item.path] if item.path else [])
+        if not argv:
+            continue
+        fname = safe_name(item.format.replace("-", "_")) + ".txt"
+        out.append(FetchRequest(format=item.format, argv=argv, path=f"lustre/{safe_name(item.fs)}/{fname}",
+                                timeout_s=cfg.bounds.timeout_s))
+    return out
+
+
+def followup_requests(cfg: LivePlanInput, facts: Facts, now: datetime | None = None) -> list[FetchRequest]:
+    """Phase two, from the scheduler's view in ``facts``: Prometheus, kernel logs, job logs, Lustre."""
+    now = now or datetime.now(timezone.utc)
+    nodes = nodes_that_matter(facts, cfg.bounds.max_nodes)
+    jobs = jobs_that_matter(facts, cfg.bounds.max_job_logs)
+    return [*_prom(cfg, nodes, now), *_kernel(cfg, nodes, now), *_job_logs(cfg, jobs), *_lustre(cfg)]
+
+
+def display(req: FetchRequest) -> str:
+    """How a request is shown in progress lines and manifests: the quoted command or the URL."""
+    return shlex.join(req.argv) if req.argv else (req.url or req.path or req.format)
