@@ -65,8 +65,11 @@ def check_lustre_unavailable(facts: Facts, cfg: LustreUnavailableConfig) -> list
     jobs = affected_jobs(facts, bad)
     client_side = share <= cfg.single_client_share and len(logged_nodes) >= 3
     culprits = ([f"node:{n}" for n in sorted(bad)] if client_side else []) + [f"fs:{fs}" for fs in fss]
+    # Confined to a few clients: drain them. Servers or LNet down: nothing on the compute nodes to
+    # fix, so tell the owners of the hung jobs (a resubmit would hang the same way).
     actions = [ActionSpec(type="drain_node", node=n, reason="Lustre client lost its servers") for n in sorted(bad)] \
-        if client_side else []
+        if client_side else [ActionSpec(type="notify_owner", job=j, reason="job hung on unreachable Lustre servers")
+                             for j in jobs]
     where = f"{len(bad)} of {len(logged_nodes)} node(s)"
     return [Finding(
         check="lustre_unavailable", root_cause="storage_unavailable",
