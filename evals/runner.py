@@ -10,13 +10,15 @@ The runner never imports the agent: the caller (the CLI, the composition root) p
 * ``diagnose(incident) -> Diagnosis`` — replay the incident's snapshot through the agent; it must be
   given no command runner or execution setup;
 * ``inspect_run(diagnosis) -> RunRecord`` (optional) — what the run used and did, looked up by
-  ``diagnosis.run_id`` in the run store (tool calls), the gateway's usage ledger (model requests,
-  tokens, cost) and the audit log (execution records). Without it those metrics are 0.
+  ``diagnosis.run_id`` in the audit log (tool calls, execution records) and the gateway's usage
+  ledger (model requests, tokens, cost). Without it those metrics are 0.
 
-Concurrency: the built-in model is CPU-light but parsing and checks are Python, so threads contend
-for the GIL; measured on 2 cores over the 22 bundled incidents, 1 thread took 7.1 s, 2 threads 6.6 s and
-4 threads 6.7 s — 2 (the default) helps a little by overlapping SQLite writes; with an LLM behind the
-gateway the cases wait on the network and a higher ``max_concurrency`` pays off.
+Concurrency: the built-in model is CPU-light but replay, parsing and checks are Python, so threads
+contend for the GIL. Measured on 2 cores (shared with other work, load ~4) over 27-29 bundled incidents,
+three rounds, suite wall time: 1 thread 8.0-10.9 s, 2 threads 6.0-7.7 s, 3 threads 6.3-7.6 s, 4 threads
+6.1-10.2 s. Two threads (the default) overlap one case's SQLite writes and gateway round-trips with
+another's parsing; more only add contention. With an LLM behind the gateway the cases wait on the
+network, and a higher ``max_concurrency`` pays off.
 """
 
 from __future__ import annotations
