@@ -68,6 +68,7 @@ class OpenAICompatProvider(Provider):
             self._session = aiohttp.ClientSession(
                 connector=connector, headers=self._headers, timeout=self._timeout, trust_env=False,
                 skip_auto_headers=("User-Agent",),
+                cookie_jar=aiohttp.DummyCookieJar(),  # no upstream cookies shared across callers
             )
             self._loop = loop
         return self._session
