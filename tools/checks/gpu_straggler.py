@@ -17,6 +17,9 @@ class StragglerConfig(CheckConfig):
     clock_ratio: float = 0.75
     min_peer_util_pct: float = 40.0
     """Peers must be this busy for a low node to count (an idle job is not a straggler)."""
+    idle_util_pct: float = 5.0
+    """With no allocation known (no squeue/scontrol view), a node whose GPUs average below this is
+    taken as idle -- running nothing -- and is neither a straggler nor anyone's peer."""
 
 
 def check_gpu_straggler(facts: Facts, cfg: StragglerConfig) -> list[Finding]:
@@ -30,7 +33,10 @@ def check_gpu_straggler(facts: Facts, cfg: StragglerConfig) -> list[Finding]:
     clocks = node_means(facts, SM_CLOCK)
     findings: list[Finding] = []
     seen: set[str] = set()
-    for group in peer_groups(facts, set(util) | set(clocks)):
+    with_data = set(util) | set(clocks)
+    if not facts.jobs:  # no allocations: only nodes that are doing something can be compared
+        with_data -= {n for n, u in util.items() if u < cfg.idle_util_pct}
+    for group in peer_groups(facts, with_data):
         for node in group:
             if node in seen:
                 continue
