@@ -200,9 +200,17 @@ def _inject_node_unresponsive(lay: Layout, cfg: SandboxConfig, rec: InjectedFaul
 
 def _inject_straggler(lay: Layout, cfg: SandboxConfig, rec: InjectedFault, node: str | None, job: str | None, wait: bool) -> None:
     rec.node = _node(cfg, "straggler", node)
+    # A straggler is slow *relative to its job's peers*: a job spanning every node, one of them slow.
+    sub = _training(lay, cfg, "train-multinode", None, ["--step-seconds", "1", "--ckpt-every", "5"],
+                    nodes=len(cfg.nodes), gpus_per_node=1)
+    rec.jobs_submitted.append(sub.job_id)
+    rec.job, rec.log_file = sub.job_id, sub.log_file
     gpu_state.update_node(lay.gpu_state, rec.node, util_pct=38, sm_clock_mhz=705, power_w=171.0)
     rec.files = [lay.gpu_state]
-    rec.detail = f"{rec.node}: GPU utilization 38 % and SM clock 705 MHz (others 96 %, 1410 MHz)"
+    rec.detail = (f"{rec.node}: GPU utilization 38 % and SM clock 705 MHz (others 96 %, 1410 MHz) under job "
+                  f"{sub.job_id}, which spans all {len(cfg.nodes)} nodes")
+    if wait:
+        jobs.wait_job_state(lay, sub.job_id, {"RUNNING"}, timeout_s=60)
     if wait and services.port_open(cfg.prometheus_port, cfg.prometheus_host):
         q = f'max(DCGM_FI_DEV_SM_CLOCK{{Hostname="{rec.node}"}})'
         wait_until(lambda: (prometheus_value(cfg, q) or 1e9) < 1000, timeout_s=cfg.scrape_interval_s * 4 + 10,

@@ -16,6 +16,10 @@ Faults (sandbox/faults.py) drive it from outside:
   * ``--resume``: load the newest checkpoint; when its bytes do not match the manifest, print the
     error PyTorch prints for a truncated file and exit 1.
   * ``--oom-at-step N``: print a CUDA out-of-memory traceback at step N and exit 1.
+  * ``WARDEN_RESUME_FROM=<checkpoint folder>`` in the environment (what Warden's
+    resubmit_from_checkpoint exports): resume from exactly that checkpoint, writing new checkpoints
+    beside it (its run folder), whatever the submit directory; a checkpoint that does not match its
+    manifest fails as with ``--resume``.
   * ``--fault-dir D``: when ``D/xid79-<node>`` appears, print an NCCL watchdog timeout and hang
     (no more steps), as a rank does after a peer GPU fell off the bus.
 
@@ -82,8 +86,8 @@ def _verify(ckpt: Path) -> str | None:
     return None
 
 
-def _resume(ckpt_root: Path) -> int:
-    ckpt = newest_checkpoint(ckpt_root)
+def _resume(ckpt_root: Path, chosen: Path | None = None) -> int:
+    ckpt = chosen or newest_checkpoint(ckpt_root)
     if ckpt is None:
         _log("no checkpoint found, starting from step 0")
         return 0
@@ -145,10 +149,11 @@ def main() -> None:
 
     job_id = os.environ.get("SLURM_JOB_ID", "0")
     node = os.environ.get("SLURMD_NODENAME", "localhost")
-    ckpt_root = args.run_dir / "checkpoints"
+    chosen = Path(os.environ["WARDEN_RESUME_FROM"]) if os.environ.get("WARDEN_RESUME_FROM") else None
+    ckpt_root = chosen.parent if chosen else args.run_dir / "checkpoints"
     ckpt_root.mkdir(parents=True, exist_ok=True)
     _log(f"job={job_id} node={node} gpus_on_node={os.environ.get('SLURM_GPUS_ON_NODE', '0')} start")
-    start = _resume(ckpt_root) if args.resume else 0
+    start = _resume(ckpt_root, chosen) if (args.resume or chosen) else 0
     rng = random.Random(int(job_id) if job_id.isdigit() else 0)
     loss = 2.5 * (0.999 ** start)
     for step in range(start + 1, args.steps + 1):
