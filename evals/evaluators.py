@@ -178,6 +178,10 @@ class ExplanationJudge(Evaluator[Incident, EvalOutput, Any]):
         summary_ctx = dataclasses.replace(ctx, inputs=ctx.inputs.question, output=ctx.output.diagnosis.summary)
         return await judge.evaluate(summary_ctx)  # type: ignore[arg-type]
 
+    def get_default_evaluation_name(self) -> str:
+        """``explanation`` (also the name of its failures in a report)."""
+        return "explanation"
+
     def build_serialization_arguments(self) -> dict[str, Any]:
         """Serialise the model by name (a Model instance is not JSON)."""
         name = self.model if isinstance(self.model, str) else self.model.model_id

@@ -74,6 +74,13 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
+def _judge(t: Totals) -> str:
+    mean = "off" if t.judge_mean is None else f"{t.judge_mean:.2f}"
+    if t.judge_errors:
+        mean = ("" if t.judge_mean is None else mean + ", ") + f"{t.judge_errors} judge error(s)"
+    return mean
+
+
 def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     esc = [[cell.replace("|", "\\|") for cell in row] for row in rows]
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in esc), ""]
@@ -94,7 +101,7 @@ TOTAL_ROWS: list[tuple[str, Callable[[Totals], str]]] = [
     ("errors", lambda t: str(t.errors)),
     ("model requests / tool calls", lambda t: f"{t.model_requests} / {t.tool_calls}"),
     ("tokens / cost", lambda t: f"{t.total_tokens} / ${t.cost_usd:.4f}"),
-    ("explanation (LLM judge, mean)", lambda t: "off" if t.judge_mean is None else f"{t.judge_mean:.2f}"),
+    ("explanation (LLM judge, mean)", lambda t: _judge(t)),
 ]
 
 

@@ -90,6 +90,8 @@ class CaseResult(BaseModel):
     judge_score: float | None = None
     """The optional LLM judge's score of the written summary, 0-1; never part of ``passed``."""
     judge_reason: str | None = None
+    judge_error: str | None = None
+    """Why the judge gave no score (model or output error); never fails the case."""
     stopped_by: str | None = None
     error: str | None = None
     """Set when the diagnose call raised; the case then fails."""
@@ -148,6 +150,7 @@ class Totals(BaseModel):
     case_wall_time_s: float = 0.0
     """Sum of the cases' task times (more than the suite's wall time when cases run in parallel)."""
     judge_mean: float | None = None
+    judge_errors: int = 0
 
 
 class EvalReport(BaseModel):

@@ -112,6 +112,8 @@ def _case_result(rc: ReportCase[Incident, EvalOutput, Any] | ReportCaseFailure[I
     proposed = [a.spec for a in d.proposed_actions]
     got, want = set(d.culprits), set(inc.expected.culprits)
     judge = scores.get("explanation")
+    failures = [f for f in rc.evaluator_failures if f.name != "explanation"]
+    judge_failed = next((f.error_message for f in rc.evaluator_failures if f.name == "explanation"), None)
     return CaseResult(
         **base, root_cause=d.root_cause,
         passed=all(asserted.get(n) is True for n in PASS_ASSERTIONS) and r == 1.0,
@@ -126,8 +128,9 @@ def _case_result(rc: ReportCase[Incident, EvalOutput, Any] | ReportCaseFailure[I
         output_tokens=out.run.output_tokens, cost_usd=out.run.cost_usd, wall_time_s=rc.task_duration,
         judge_score=float(judge.value) if judge is not None else None,
         judge_reason=judge.reason if judge is not None else None,
+        judge_error=judge_failed[:500] if judge_failed else None,
         stopped_by=d.stopped_by, run_id=d.run_id, diagnosis=d,
-        error=("; ".join(f"{f.name}: {f.error_message}" for f in rc.evaluator_failures) or None),
+        error=("; ".join(f"{f.name}: {f.error_message}" for f in failures) or None),
     )
 
 

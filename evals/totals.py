@@ -51,6 +51,7 @@ def summarize(cases: list[CaseResult]) -> Totals:
         cost_usd=sum(c.cost_usd for c in cases),
         case_wall_time_s=sum(c.wall_time_s for c in cases),
         judge_mean=_mean(judged) if judged else None,
+        judge_errors=sum(c.judge_error is not None for c in cases),
     )
 
 

@@ -110,7 +110,7 @@ def _run_one(dirs: list[Path], alias: str, *, repeat: int, tags: list[str] | Non
 
 def _print_cases(console: Console, reports: list[EvalReport]) -> None:
     t = Table(title="Incidents", expand=False)
-    t.add_column("incident", style="cyan", overflow="fold")
+    t.add_column("incident", style="cyan", no_wrap=True)
     t.add_column("expected", overflow="fold")
     for r in reports:
         t.add_column(f"{r.model}: got", overflow="fold")

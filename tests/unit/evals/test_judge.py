@@ -63,3 +63,14 @@ def test_judge_sees_the_question_and_summary_only(incidents: Path):
 def test_judge_is_off_by_default(incidents: Path):
     report = run_eval([incidents], _answer, progress=False)
     assert all(c.judge_score is None for c in report.cases) and report.totals.judge_mean is None
+
+
+def test_a_judge_error_is_recorded_and_fails_nothing(incidents: Path):
+    def broken(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise RuntimeError("judge upstream down")
+
+    report = run_eval([incidents], _answer, judge=FunctionModel(broken), progress=False)
+    x = next(c for c in report.cases if c.incident_id == "xid79")
+    assert x.passed and x.error is None and x.judge_score is None
+    assert x.judge_error and "judge upstream down" in x.judge_error
+    assert report.totals.judge_errors == 2 and report.totals.errors == 0
