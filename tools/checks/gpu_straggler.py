@@ -40,13 +40,17 @@ def check_gpu_straggler(facts: Facts, cfg: StragglerConfig) -> list[Finding]:
         for node in group:
             if node in seen:
                 continue
-            evidence = []
+            evidence, why = [], []
             u_peer = peer_median(util, group, node)
             if node in util and u_peer and u_peer >= cfg.min_peer_util_pct and util[node] < cfg.util_ratio * u_peer:
                 evidence.append(metric_evidence(metric or "util", node, util[node], u_peer, "%"))
+                why.append(f"{metric} {util[node]:.0f}% vs peer median {u_peer:.0f}% "
+                           f"(ratio {util[node] / u_peer:.2f}, threshold {cfg.util_ratio})")
             c_peer = peer_median(clocks, group, node)
             if node in clocks and c_peer and clocks[node] < cfg.clock_ratio * c_peer:
                 evidence.append(metric_evidence(SM_CLOCK, node, clocks[node], c_peer, "MHz"))
+                why.append(f"SM clock {clocks[node]:.0f} MHz vs peer median {c_peer:.0f} MHz "
+                           f"(ratio {clocks[node] / c_peer:.2f}, threshold {cfg.clock_ratio})")
             if not evidence:
                 continue
             seen.add(node)
@@ -55,8 +59,7 @@ def check_gpu_straggler(facts: Facts, cfg: StragglerConfig) -> list[Finding]:
                 Finding(
                     check="gpu_straggler",
                     root_cause="straggler_node",
-                    message=f"{node} runs far below its job peers "
-                    f"(util ratio threshold {cfg.util_ratio}, clock ratio threshold {cfg.clock_ratio})",
+                    message=f"{node} runs far below its job peers: " + "; ".join(why),
                     culprits=[f"node:{node}", *job_culprits(jobs)],
                     evidence=evidence,
                     confidence=0.7,
