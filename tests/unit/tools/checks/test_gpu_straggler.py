@@ -1,0 +1,92 @@
+"""check_gpu_straggler on dcgm-exporter text (per-node metrics) and squeue allocations."""
+
+from __future__ import annotations
+
+from tools.checks.gpu_straggler import StragglerConfig, check_gpu_straggler
+
+SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+             74555       gpu llm70b-p     judy  R    3:10:02      4 gpu[001-004]
+"""
+
+
+def _prom(node: str, util: float, clock: float, gpus: int = 4) -> str:
+    """dcgm-exporter 3.x text for one node: GPU_UTIL (%) and SM_CLOCK (MHz) per GPU, labels as
+    etc/default-counters.csv exports them."""
+    out = []
+    for name, help_, value in (("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", clock),
+                               ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", util)):
+        out += [f"# HELP {name} {help_}", f"# TYPE {name} gauge"]
+        out += [f'{name}{{gpu="{g}",UUID="GPU-{node}-{g}",pci_bus_id="00000000:{0x18 + g:02X}:00.0",device="nvidia{g}",'
+                f'modelName="NVIDIA H100 80GB HBM3",Hostname="{node}",DCGM_FI_DRIVER_VERSION="550.90.07"}} {value:g}'
+                for g in range(gpus)]
+    return "\n".join(out) + "\n"
+
+
+BUSY = 96.0
+FULL_CLOCK = 1980.0
+
+
+def _facts(make_facts, proms: dict[str, str], squeue: str | None = SQUEUE):
+    files = [("slurm/squeue.txt", "squeue-text", squeue)] if squeue is not None else []
+    files += [(f"gpu/{n}.prom", "dcgm-prometheus-text", t) for n, t in proms.items()]
+    return make_facts(*files, **{f"gpu/{n}.prom": {"node": n} for n in proms})
+
+
+# Fires: gpu004 works at 30% while its three job peers run at 96% (ratio 0.31 < 0.6).
+LOW_UTIL = {**{n: _prom(n, BUSY, FULL_CLOCK) for n in ("gpu001", "gpu002", "gpu003")},
+            "gpu004": _prom("gpu004", 30, FULL_CLOCK)}
+# Fires: gpu004 keeps its GPUs busy but at 900 MHz (ratio 0.45 < 0.75): a degraded node.
+LOW_CLOCK = {**{n: _prom(n, BUSY, FULL_CLOCK) for n in ("gpu001", "gpu002", "gpu003")},
+             "gpu004": _prom("gpu004", BUSY, 900)}
+
+
+def test_low_util_node_of_a_running_job_is_a_straggler(make_facts):
+    (f,) = check_gpu_straggler(_facts(make_facts, LOW_UTIL), StragglerConfig())
+    assert f.root_cause == "straggler_node"
+    assert f.culprits == ["node:gpu004", "job:74555"]
+    (e,) = f.evidence
+    assert (e.metric, e.value, e.unit) == ("DCGM_FI_DEV_GPU_UTIL", 30.0, "%") and "peer median 96" in e.text
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("drain_node", "gpu004"), ("run_gpu_diagnostic", "gpu004")]
+    assert "30% vs peer median 96% (ratio 0.31, threshold 0.6)" in f.message
+
+
+def test_low_clock_node_is_a_straggler(make_facts):
+    (f,) = check_gpu_straggler(_facts(make_facts, LOW_CLOCK), StragglerConfig())
+    assert f.culprits[0] == "node:gpu004"
+    assert f.evidence[0].metric == "DCGM_FI_DEV_SM_CLOCK" and f.evidence[0].unit == "MHz"
+    assert "(ratio 0.45, threshold 0.75)" in f.message
+
+
+def test_idle_node_outside_the_job_is_not_a_straggler(make_facts):
+    # gpu004 is idle (0%, idle clocks) and not in the job: the job runs on gpu[001-003] only.
+    squeue = SQUEUE.replace("      4 gpu[001-004]", "      3 gpu[001-003]")
+    proms = {**{n: _prom(n, BUSY, FULL_CLOCK) for n in ("gpu001", "gpu002", "gpu003")}, "gpu004": _prom("gpu004", 0, 345)}
+    assert check_gpu_straggler(_facts(make_facts, proms, squeue), StragglerConfig()) == []
+
+
+def test_idle_node_with_no_scheduler_view_is_not_a_straggler(make_facts):
+    # slurmctld down: no squeue at all. gpu004 runs nothing (0%, 345 MHz) beside three busy nodes.
+    proms = {**{n: _prom(n, BUSY, FULL_CLOCK) for n in ("gpu001", "gpu002", "gpu003")}, "gpu004": _prom("gpu004", 0, 345)}
+    assert check_gpu_straggler(_facts(make_facts, proms, squeue=None), StragglerConfig()) == []
+    # ...but a node that is working, only slower, is still compared.
+    proms["gpu004"] = _prom("gpu004", BUSY, 900)
+    assert check_gpu_straggler(_facts(make_facts, proms, squeue=None), StragglerConfig())[0].culprits == ["node:gpu004"]
+
+
+def test_evenly_low_job_is_not_a_straggler(make_facts):
+    # All four nodes at 25%: a starved job (input_pipeline_bound), not one slow node.
+    proms = {n: _prom(n, 25, FULL_CLOCK) for n in ("gpu001", "gpu002", "gpu003", "gpu004")}
+    assert check_gpu_straggler(_facts(make_facts, proms), StragglerConfig()) == []
+
+
+def test_thresholds_are_configurable(make_facts):
+    assert check_gpu_straggler(_facts(make_facts, LOW_UTIL), StragglerConfig(util_ratio=0.3)) == []
+    assert check_gpu_straggler(_facts(make_facts, LOW_CLOCK), StragglerConfig(clock_ratio=0.4)) == []
+    assert check_gpu_straggler(_facts(make_facts, LOW_UTIL), StragglerConfig(min_peer_util_pct=97)) == []
+
+
+def test_hostile_job_name_is_plain_data(make_facts):
+    squeue = SQUEUE.replace("llm70b-p", "$(reboot)")
+    (f,) = check_gpu_straggler(_facts(make_facts, LOW_UTIL, squeue), StragglerConfig())
+    assert f.culprits == ["node:gpu004", "job:74555"]
+    assert all("reboot" not in (a.reason or "") for a in f.suggested_actions)
