@@ -45,8 +45,18 @@ def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Findin
                 if bits & bit:
                     reasons[s.node].add(label)
                     gpus[s.node].add(s.gpu or "?")
-    temps = node_means(facts, TEMP)
+    labels = {label.lower(): label for label in REASON_BITS.values()}
     hot_max: dict[str, float] = {}
+    for g in facts.gpu_status:  # nvidia-smi -q reasons by name; nvidia-smi CSV / -q temperatures
+        if not g.node:
+            continue
+        for r in g.clocks_event_reasons:
+            if r.lower() in labels:
+                reasons[g.node].add(labels[r.lower()])
+                gpus[g.node].add(str(g.index) if g.index is not None else "?")
+        if g.temperature_c is not None and g.temperature_c >= cfg.hot_temp_c:
+            hot_max[g.node] = max(hot_max.get(g.node, 0.0), g.temperature_c)
+    temps = node_means(facts, TEMP)
     for s in facts.gpu_samples:
         if s.name == TEMP and s.node and s.value >= cfg.hot_temp_c:
             hot_max[s.node] = max(hot_max.get(s.node, 0.0), s.value)
