@@ -1,0 +1,84 @@
+"""check_gpu_thermal_throttle on dcgm-exporter clock-event reasons / temperatures and nvidia-smi -q text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tools.checks.gpu_throttle import ThrottleConfig, check_gpu_thermal_throttle
+
+FIXTURES = Path(__file__).resolve().parents[4] / "tests" / "fixtures"
+SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+             75400       gpu llm13b-p    alice  R    2:40:02      3 gpu[010-012]
+"""
+
+
+def _prom(node: str, reasons: int, temp: float, clock: float, gpus: int = 2) -> str:
+    """dcgm-exporter text: DCGM_FI_DEV_CLOCKS_EVENT_REASONS (NVML bitmask), GPU_TEMP (C), SM_CLOCK (MHz)."""
+    out = []
+    for name, help_, value in (("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "Current clock event reasons (bitmask).", reasons),
+                               ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", temp),
+                               ("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", clock)):
+        out += [f"# HELP {name} {help_}", f"# TYPE {name} gauge"]
+        out += [f'{name}{{gpu="{g}",UUID="GPU-{node}-{g}",device="nvidia{g}",modelName="NVIDIA H100 80GB HBM3",'
+                f'Hostname="{node}"}} {value:g}' for g in range(gpus)]
+    return "\n".join(out) + "\n"
+
+
+def _facts(make_facts, proms: dict[str, str], squeue: str = SQUEUE):
+    return make_facts(("slurm/squeue.txt", "squeue-text", squeue),
+                      *[(f"gpu/{n}.prom", "dcgm-prometheus-text", t) for n, t in proms.items()],
+                      **{f"gpu/{n}.prom": {"node": n} for n in proms})
+
+
+# Healthy peers under full load: SW power cap (0x4) is active, which is normal at TDP.
+PEERS = {n: _prom(n, 0x4, 71, 1980) for n in ("gpu010", "gpu012")}
+# Fires: gpu011 reports SW + HW thermal slowdown (0x20 | 0x40) at 89 C with clocks at 1095 MHz.
+HOT = {**PEERS, "gpu011": _prom("gpu011", 0x4 | 0x20 | 0x40, 89, 1095)}
+
+
+def test_thermal_slowdown_reasons_fire_with_temperature_and_clock_evidence(make_facts):
+    (f,) = check_gpu_thermal_throttle(_facts(make_facts, HOT), ThrottleConfig())
+    assert f.root_cause == "thermal_power_throttle"
+    assert f.culprits == ["node:gpu011", "job:75400"]
+    assert f.evidence[0].metric == "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS" and "HW thermal slowdown" in f.evidence[0].text
+    assert (f.evidence[1].metric, f.evidence[1].value, f.evidence[1].unit) == ("DCGM_FI_DEV_GPU_TEMP", 89.0, "C")
+    assert (f.evidence[2].metric, f.evidence[2].value) == ("DCGM_FI_DEV_SM_CLOCK", 1095.0)
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("drain_node", "gpu011"), ("run_gpu_diagnostic", "gpu011")]
+    assert "max temp 89 C, threshold 85 C" in f.message and f.confidence == 0.85
+
+
+def test_nvidia_smi_q_reasons_fire_without_dcgm(make_facts):
+    # The H100 fixture: GPU 00000000:2A:00.0 shows HW Slowdown / HW Thermal / SW Thermal Active at
+    # 89 C; GPU 0 is idle and cool. A site without dcgm-exporter records only this.
+    text = (FIXTURES / "nvidia-smi-q" / "550-h100-two-gpus.txt").read_text()
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("gpu/gpu011-smi.txt", "nvidia-smi-q", text),
+                       **{"gpu/gpu011-smi.txt": {"node": "gpu011"}})
+    (f,) = check_gpu_thermal_throttle(facts, ThrottleConfig())
+    assert f.culprits == ["node:gpu011", "job:75400"]
+    assert "GPU(s) 1:" in f.evidence[0].text and "HW thermal slowdown" in f.evidence[0].text
+
+
+def test_power_cap_under_full_load_does_not_fire(make_facts):
+    # SW power cap alone is how a GPU at its power limit runs; 71 C is normal.
+    assert check_gpu_thermal_throttle(_facts(make_facts, PEERS), ThrottleConfig()) == []
+
+
+def test_idle_and_power_cap_reasons_from_nvidia_smi_q_do_not_fire(make_facts):
+    # The V100 fixture: only "SW Power Cap : Active", 71 C.
+    text = (FIXTURES / "nvidia-smi-q" / "470-v100-throttle-reasons.txt").read_text()
+    facts = make_facts(("gpu/gpu010-smi.txt", "nvidia-smi-q", text), **{"gpu/gpu010-smi.txt": {"node": "gpu010"}})
+    assert check_gpu_thermal_throttle(facts, ThrottleConfig()) == []
+
+
+def test_temperature_threshold_is_configurable(make_facts):
+    # No reason bits, only heat: 86 C is over the default 85 C and under a 90 C site threshold.
+    warm = {**PEERS, "gpu011": _prom("gpu011", 0x4, 86, 1980)}
+    (f,) = check_gpu_thermal_throttle(_facts(make_facts, warm), ThrottleConfig())
+    assert f.confidence == 0.6 and "max temp 86 C, threshold 85 C" in f.message
+    assert check_gpu_thermal_throttle(_facts(make_facts, warm), ThrottleConfig(hot_temp_c=90)) == []
+
+
+def test_hostile_job_name_is_plain_data(make_facts):
+    (f,) = check_gpu_thermal_throttle(_facts(make_facts, HOT, SQUEUE.replace("llm13b-p", "`halt`;#")), ThrottleConfig())
+    assert f.culprits == ["node:gpu011", "job:75400"]
+    assert all("halt" not in (a.reason or "") for a in f.suggested_actions)
