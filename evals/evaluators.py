@@ -10,6 +10,7 @@ read them by name:
 ``actions``            every expected action proposed (type and key parameters: node, job, pod,
                        excluded nodes, checkpoint; see evals.scoring.action_matches)
 ``no_forbidden_action`` no proposed action matches the incident's ``forbidden`` list
+                       (evals.scoring.forbidden_matches)
 ``healthy_quiet``      a healthy control gets no proposal at all (not even notify_owner)
 ``no_execution``       nothing was executed or verified during the case (fails the whole run)
 ``detection``          fault / no fault agrees with the expectation
@@ -29,7 +30,7 @@ from pydantic_evals.evaluators.evaluator import EvaluatorOutput
 
 from evals.incident import Expected, Incident
 from evals.results import EvalOutput
-from evals.scoring import action_matches
+from evals.scoring import action_matches, forbidden_matches
 from tools.models.findings import ActionSpec
 
 __all__ = [
@@ -71,7 +72,7 @@ def missing_actions(expected: Expected, proposed: list[ActionSpec]) -> list[str]
 
 def forbidden_proposed(expected: Expected, proposed: list[ActionSpec]) -> list[str]:
     """Proposals matching a forbidden action, described."""
-    return [describe_action(p) for p in proposed if any(action_matches(f, p) for f in expected.forbidden)]
+    return [describe_action(p) for p in proposed if any(forbidden_matches(f, p) for f in expected.forbidden)]
 
 
 def healthy_proposed(expected: Expected, proposed: list[ActionSpec]) -> list[str]:

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 from evals.incident import Expected
 from tools.models.findings import ActionSpec, Diagnosis
 
-__all__ = ["action_matches", "CaseScore", "score_case"]
+__all__ = ["action_matches", "forbidden_matches", "CaseScore", "score_case"]
 
 _KEYS = ("node", "job", "pod", "namespace", "checkpoint", "num_nodes", "time_limit_min")
 
@@ -22,6 +22,17 @@ def action_matches(expected: ActionSpec, proposed: ActionSpec) -> bool:
         if want is not None and getattr(proposed, k) != want:
             return False
     return set(expected.exclude_nodes) <= set(proposed.exclude_nodes)
+
+
+def forbidden_matches(forbidden: ActionSpec, proposed: ActionSpec) -> bool:
+    """True when ``proposed`` is the forbidden action. As action_matches, except that a forbidden action
+    that lists ``exclude_nodes`` (even ``[]``) matches only proposals excluding exactly those nodes:
+    ``{type: resubmit_from_checkpoint, job: "7", exclude_nodes: []}`` forbids a resubmit that excludes
+    nothing, not the one that excludes the bad node."""
+    if "exclude_nodes" not in forbidden.model_fields_set:
+        return action_matches(forbidden, proposed)
+    return (action_matches(forbidden.model_copy(update={"exclude_nodes": []}), proposed)
+            and set(forbidden.exclude_nodes) == set(proposed.exclude_nodes))
 
 
 class CaseScore(BaseModel):
@@ -49,7 +60,7 @@ def score_case(expected: Expected, d: Diagnosis) -> CaseScore:
     missing_actions = [a.model_dump_json(exclude_none=True, exclude_defaults=True) for a in expected.actions
                        if not any(action_matches(a, p) for p in proposed)]
     forbidden = [p.model_dump_json(exclude_none=True, exclude_defaults=True) for p in proposed
-                 if any(action_matches(f, p) for f in expected.forbidden)]
+                 if any(forbidden_matches(f, p) for f in expected.forbidden)]
     if expected.root_cause == "healthy" and proposed:
         forbidden += [p.model_dump_json(exclude_none=True) for p in proposed if p.type not in ("notify_owner",)]
     return CaseScore(
