@@ -6,6 +6,7 @@ reads parsed facts only (never fetches), so replay runs it unchanged.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -26,6 +27,7 @@ __all__ = [
     "newest_checkpoint",
     "same_run_jobs",
     "job_culprits",
+    "is_slurm_job_id",
 ]
 
 C = TypeVar("C", bound=BaseModel)
@@ -81,6 +83,16 @@ def affected_jobs(facts: Facts, nodes: Iterable[str]) -> list[str]:
             if r.job_id not in ids:
                 ids.append(r.job_id)
     return ids
+
+
+_SLURM_JOB_ID = re.compile(r"\d{1,12}(?:_\d{1,9})?")
+
+
+def is_slurm_job_id(job_id: str) -> bool:
+    """True for a Slurm job id (``4242``, array task ``4242_7``). Lustre job_stats name work by
+    its jobid_var: with ``jobid_name=%e.%u`` or no Slurm job the id is ``procname.uid``
+    (``rsync.1000``, ``dd.0``), a process, not a job anyone can notify or resubmit."""
+    return bool(_SLURM_JOB_ID.fullmatch(job_id))
 
 
 def job_culprits(job_ids: Iterable[str]) -> list[str]:

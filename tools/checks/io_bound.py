@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from tools.checks.base import CheckConfig
+from tools.checks.base import CheckConfig, is_slurm_job_id
 from tools.checks.gpu_peers import utilisation
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Evidence, Finding
@@ -46,6 +46,7 @@ def check_io_bandwidth_bound(facts: Facts, cfg: IoBoundConfig) -> list[Finding]:
                      and any(n in j.nodes for j in facts.jobs if j.state == "RUNNING"))
     if util and not starved:
         return []
+    slurm_job = is_slurm_job_id(top)  # else a process (procname.uid), quoted in evidence only
     job = facts.job(top)
     fss = sorted({e.target.split("-OST")[0] for e in facts.job_stats if e.job_id == top and "-OST" in e.target})
     evidence = [Evidence(text=f"obdfilter job_stats: job_id {top} moves {gib:.1f} GiB/s, "
@@ -58,7 +59,9 @@ def check_io_bandwidth_bound(facts: Facts, cfg: IoBoundConfig) -> list[Finding]:
         check="io_bandwidth_bound", root_cause="io_bandwidth_bound",
         message=f"job {top} saturates the OSTs at {gib:.1f} GiB/s (threshold {cfg.heavy_gib_per_s} GiB/s); "
         f"{len(starved)} node(s) with GPUs waiting",
-        culprits=[f"job:{top}"] + [f"fs:{fs}" for fs in fss] + ([f"user:{job.user}"] if job and job.user else []),
+        culprits=([f"job:{top}"] if slurm_job else []) + [f"fs:{fs}" for fs in fss]
+        + ([f"user:{job.user}"] if job and job.user else []),
         evidence=evidence, confidence=0.7 if starved else 0.55,
-        suggested_actions=[ActionSpec(type="notify_owner", job=top, reason="job saturates Lustre OST bandwidth")],
+        suggested_actions=[ActionSpec(type="notify_owner", job=top, reason="job saturates Lustre OST bandwidth")]
+        if slurm_job else [],
     )]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from tools.checks.base import CheckConfig
+from tools.checks.base import CheckConfig, is_slurm_job_id
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.lustre import JobStatsEntry
@@ -36,9 +36,24 @@ def _fs_of(target: str) -> str:
     return target.split("-MDT")[0] if "-MDT" in target else target
 
 
+def _elapsed(facts: Facts, e: JobStatsEntry) -> float | None:
+    """Seconds a job_stats entry covers: as Lustre printed it (2.14+), else from the Slurm job's
+    start to the entry's snapshot time (the entry counts since the job's first operation)."""
+    if e.elapsed_s:
+        return e.elapsed_s
+    job = facts.job(e.job_id) or facts.acct_job(e.job_id)
+    if job and job.start_time and e.snapshot_time_s:
+        span = e.snapshot_time_s - job.start_time.timestamp()
+        return span if span > 0 else None
+    return None
+
+
 def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]:
     """metadata_wall per MDT whose metadata op rate (md_stats over its elapsed time, or the jobs'
-    job_stats rates) exceeds ``max_ops_per_s``; the job causing most of it is the culprit.
+    job_stats rates) exceeds ``max_ops_per_s``; the job causing most of it is the culprit (a
+    ``procname.uid`` job_stats entry is only quoted: it names a process, not a Slurm job).
+    md_stats without elapsed time (counters since mount) are not a rate and are not used; job_stats
+    entries without it are timed from the Slurm job's start when known.
 
     Sources: lctl get_param mdt.*.md_stats and mdt.*.job_stats; squeue for the job's user.
     """
@@ -48,13 +63,15 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
             jobs_by_mdt[e.target].append(e)
     rates: dict[str, tuple[float | None, int]] = {}
     for m in facts.md_stats:
-        ops = _md_ops(m.counters)
-        rates[m.target] = ((ops / m.elapsed_s) if m.elapsed_s else None, ops)
+        # Without start/elapsed time (Lustre 2.12) the counters run since the MDT was mounted:
+        # billions on any healthy MDS after weeks, so they say nothing about load now.
+        if m.elapsed_s:
+            rates[m.target] = (_md_ops(m.counters) / m.elapsed_s, _md_ops(m.counters))
     for target, entries in jobs_by_mdt.items():
-        if target not in rates or rates[target][0] is None:
-            timed = [e for e in entries if e.elapsed_s]
-            rate = sum(_md_ops(e.ops) / e.elapsed_s for e in timed) if timed else None
-            rates[target] = (rate, max(rates.get(target, (None, 0))[1], sum(_md_ops(e.ops) for e in entries)))
+        if target not in rates:
+            timed = [(e, t) for e in entries if (t := _elapsed(facts, e))]
+            rate = sum(_md_ops(e.ops) / t for e, t in timed) if timed else None
+            rates[target] = (rate, sum(_md_ops(e.ops) for e in entries))
     findings: list[Finding] = []
     for target, (rate, ops) in sorted(rates.items()):
         stormed = rate > cfg.max_ops_per_s if rate is not None else ops > cfg.min_ops_without_time
@@ -77,7 +94,7 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
                 text=f"job_stats on {target}: job_id {top.job_id} made {share:.0%} of metadata ops "
                 + ", ".join(f"{k}={v:,}" for k, v in busiest),
                 metric="job_stats", value=round(share * 100, 1), unit="%"))
-            if share >= cfg.min_job_share:
+            if share >= cfg.min_job_share and is_slurm_job_id(top.job_id):
                 job = facts.job(top.job_id)
                 culprits.insert(0, f"job:{top.job_id}")
                 if job and job.user:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, job_culprits, log_evidence
+from tools.checks.base import CheckConfig, is_slurm_job_id, job_culprits, log_evidence
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.lustre import LfsDfRow
@@ -49,7 +49,7 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
         return []
     victims = [e.job for e in enospc if e.job]
     writers = _top_writers(facts, full, cfg.min_writer_share)
-    jobs = list(dict.fromkeys([w for w, _, _ in writers] + victims))
+    jobs = list(dict.fromkeys([w for w, _, _ in writers if is_slurm_job_id(w)] + victims))
     evidence = [
         Evidence(
             text=f"{r.uuid} {'inodes' if r.inodes else 'space'} {r.use_pct:.0f}% used ({r.used:,} of {r.total:,}"
