@@ -44,9 +44,11 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
     full volume that was not recorded.
     """
     full = [r for r in facts.lfs_df if r.use_pct >= cfg.full_pct]
-    enospc = [e for e in facts.job_log_events if e.kind in ("enospc", "checkpoint_write_failure")]
-    if not full and not [e for e in enospc if e.kind == "enospc"]:
+    failed = [e for e in facts.job_log_events if e.kind in ("enospc", "checkpoint_write_failure")]
+    if not full and not [e for e in failed if e.kind == "enospc"]:
         return []
+    # One line can be both kinds ("No space left on device" while saving a .pt): count lines.
+    enospc = list({(e.file, e.line): e for e in failed[::-1]}.values())[::-1]  # first event of each line
     victims = [e.job for e in enospc if e.job]
     writers = _top_writers(facts, full, cfg.min_writer_share)
     jobs = list(dict.fromkeys([w for w, _, _ in writers if is_slurm_job_id(w)] + victims))
