@@ -16,12 +16,14 @@ class FakeSlurm:
     def __init__(self, nodes: Sequence[str] = ()) -> None:
         self.nodes: dict[str, tuple[str, str | None]] = {n: ("IDLE", None) for n in nodes}
         self.jobs: dict[str, str] = {}
+        self.excluded: dict[str, str] = {}
+        self.next_job = 90001
         self.argv: list[list[str]] = []
 
     @property
     def mutations(self) -> list[list[str]]:
-        """Every command run that is not a read-back (`scontrol show ...`)."""
-        return [a for a in self.argv if a[:2] != ["scontrol", "show"]]
+        """Every command run that is not a read-back (`scontrol show ...`, `squeue`)."""
+        return [a for a in self.argv if a[:2] != ["scontrol", "show"] and a[0] != "squeue"]
 
     def run(self, argv: Sequence[str], *, timeout_s: float = 30.0, input_bytes: bytes | None = None) -> bytes:
         argv = list(argv)
@@ -40,7 +42,17 @@ class FakeSlurm:
         if argv[0] == "scancel":
             self.jobs[argv[1]] = "CANCELLED"
             return b""
+        if argv[0] == "squeue":
+            return b""
+        if argv[0] == "sbatch":
+            job = str(self.next_job)
+            self.next_job += 1
+            self.jobs[job] = "PENDING"
+            self.excluded[job] = next((a.split("=", 1)[1] for a in argv if a.startswith("--exclude=")), "(null)")
+            return f"{job}\n".encode()
         if argv[:3] == ["scontrol", "show", "job"]:
             state = self.jobs.get(argv[3], "RUNNING")
-            return f"JobId={argv[3]} JobName=x\n   JobState={state} Reason=None\n".encode()
+            exc = self.excluded.get(argv[3], "(null)")
+            return (f"JobId={argv[3]} JobName=x\n   JobState={state} Reason=None\n"
+                    f"   ReqNodeList=(null) ExcNodeList={exc}\n").encode()
         return b"ok\n"
