@@ -76,7 +76,8 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
         findings.append(Finding(
             check="job_pending_blocked", root_cause="scheduler_wait",
             message=f"job {job.job_id} pending {wait_txt} with reason ({reason})"
-            + (" — blocked until something changes" if blocked else f" (threshold {cfg.queue_wait_after_h} h)"),
+            + (f" — blocked until something changes (threshold {cfg.blocked_after_min} min)" if blocked
+               else f" (threshold {cfg.queue_wait_after_h} h)"),
             culprits=[f"job:{job.job_id}"] + ([f"user:{job.user}"] if job.user and any(
                 p in reason.lower().replace(" ", "") for p in _PER_USER) else []),
             evidence=[Evidence(text=f"job {job.job_id} State=PENDING Reason={reason} NumNodes={job.num_nodes}{limit}",
