@@ -1,0 +1,96 @@
+"""check_job_pending_blocked on squeue (default text) and `scontrol show job` text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tools.checks.pending import PendingConfig, check_job_pending_blocked
+
+FIXTURES = Path(__file__).resolve().parents[4] / "tests" / "fixtures"
+# NOW in conftest is 2026-03-04T10:15:00Z.
+
+
+def _scontrol(job: str, name: str, user: str, reason: str, submit: str, nodes: int = 4) -> str:
+    return f"""JobId={job} JobName={name}
+   UserId={user}(20702) GroupId={user}(20702) MCS_label=N/A
+   Priority=9740 Nice=0 Account=bio-struct QOS=normal
+   JobState=PENDING Reason={reason} Dependency=(null)
+   Requeue=0 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0
+   RunTime=00:00:00 TimeLimit=1-00:00:00 TimeMin=N/A
+   SubmitTime={submit} EligibleTime={submit}
+   StartTime=Unknown EndTime=Unknown Deadline=N/A
+   Partition=gpu AllocNode:Sid=login01:2926910
+   NodeList=(null)
+   NumNodes={nodes}-{nodes} NumCPUs=128 NumTasks=8 CPUs/Task=16 ReqB:S:C:T=0:0:*:*
+   TRES=cpu=128,mem=896G,node={nodes},billing=128,gres/gpu={8 * nodes}
+"""
+
+
+def _facts(make_facts, *texts: str):
+    return make_facts(*[(f"slurm/scontrol_show_job_{i}.txt", "scontrol-job-text", t) for i, t in enumerate(texts)])
+
+
+# Fires: a 4-node job asks for nodes reserved for maintenance; it has waited 2.6 h and will not
+# start before the reservation ends unless its time limit is cut.
+MAINT = _scontrol("75510", "llm34b-pt", "judy", "ReqNodeNotAvail,_Reserved_for_maintenance", "2026-03-04T07:39:00")
+# Fires: dave already holds his QOS's GPU allowance; his own other jobs are the cause.
+QOS = _scontrol("51890", "esm-ft-15b", "dave", "QOSMaxGRESPerUser", "2026-03-04T08:02:13", nodes=1)
+# Does not fire: waiting its turn on Priority for 5 minutes on a busy cluster.
+PRIORITY_5MIN = _scontrol("75601", "sweep-a", "erin", "Priority", "2026-03-04T10:10:00")
+# Does not fire: held by its owner (JobHeldUser) -- waiting by choice.
+HELD = _scontrol("51618", "esm-embed", "dave", "JobHeldUser", "2026-03-03T10:00:00", nodes=1)
+# Fires (lower confidence): waiting on Resources for 7 h, past queue_wait_after_h.
+RESOURCES_7H = _scontrol("73612", "llm34b-pre", "judy", "Resources", "2026-03-04T03:15:00", nodes=16)
+
+
+def test_reservation_block_proposes_a_shorter_time_limit(make_facts):
+    (f,) = check_job_pending_blocked(_facts(make_facts, MAINT), PendingConfig())
+    assert f.root_cause == "scheduler_wait"
+    assert f.culprits == ["job:75510"]
+    assert f.evidence[0].metric == "squeue" and "Reason=ReqNodeNotAvail, Reserved for maintenance" in f.evidence[0].text
+    assert "TimeLimit=1440 min" in f.evidence[0].text
+    (a,) = f.suggested_actions
+    assert (a.type, a.job) == ("update_job", "75510") and "time limit" in a.reason
+    assert "pending 2.6 h" in f.message and "(threshold 10 min)" in f.message and f.confidence == 0.85
+
+
+def test_per_user_qos_limit_names_the_user(make_facts):
+    (f,) = check_job_pending_blocked(_facts(make_facts, QOS), PendingConfig())
+    assert f.culprits == ["job:51890", "user:dave"]
+    assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "51890")]
+
+
+def test_short_priority_wait_and_user_hold_do_not_fire(make_facts):
+    assert check_job_pending_blocked(_facts(make_facts, PRIORITY_5MIN, HELD), PendingConfig()) == []
+
+
+def test_long_resources_wait_fires_with_its_threshold(make_facts):
+    (f,) = check_job_pending_blocked(_facts(make_facts, RESOURCES_7H), PendingConfig())
+    assert f.confidence == 0.6 and "pending 7.0 h" in f.message and "(threshold 6.0 h)" in f.message
+
+
+def test_thresholds_are_configurable(make_facts):
+    assert check_job_pending_blocked(_facts(make_facts, RESOURCES_7H), PendingConfig(queue_wait_after_h=8)) == []
+    assert check_job_pending_blocked(_facts(make_facts, MAINT), PendingConfig(blocked_after_min=200)) == []
+    assert len(check_job_pending_blocked(_facts(make_facts, PRIORITY_5MIN), PendingConfig(queue_wait_after_h=0.05))) == 1
+
+
+def test_squeue_text_without_submit_time_still_reports_blocks(make_facts):
+    squeue = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+             75510       gpu llm34b-p     judy PD       0:00      4 (ReqNodeNotAvail, Reserved for maintenance)
+             73612       gpu llm34b-p     judy PD       0:00     16 (Resources)
+             73615       gpu clip-eva     erin PD       0:00      1 (Dependency)
+"""
+    (f,) = check_job_pending_blocked(make_facts(("slurm/squeue.txt", "squeue-text", squeue)), PendingConfig())
+    assert f.culprits == ["job:75510"] and "unknown time" in f.message
+
+
+def test_hostile_job_text_is_plain_data(make_facts):
+    # The fixture's running job 4242 has a shell-injection name and a Comment that fakes
+    # "Reason=fake"; job 4250 is pending ReqNodeNotAvail since 10:10 (5 min: not yet reported).
+    text = (FIXTURES / "scontrol-job-text" / "24.05-hostile-and-maintenance.txt").read_text()
+    facts = make_facts(("slurm/scontrol_show_job.txt", "scontrol-job-text", text))
+    assert check_job_pending_blocked(facts, PendingConfig()) == []
+    (f,) = check_job_pending_blocked(facts, PendingConfig(blocked_after_min=5))
+    assert f.culprits == ["job:4250"]
+    assert "rm -rf" not in f.message and "Ignore previous" not in f.message
