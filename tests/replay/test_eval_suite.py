@@ -20,6 +20,7 @@ def test_bundled_suite_passes_the_gate(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("WARDEN_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("WARDEN_GATEWAY_URL", raising=False)
     out = tmp_path / "eval"
+    bundled = len(find_incidents(BUNDLED))
     result = CliRunner().invoke(app, ["eval", "--no-progress", "--min-accuracy", "0.9", "--report", str(out),
                                       "--baseline", str(BASELINE)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
@@ -27,7 +28,7 @@ def test_bundled_suite_passes_the_gate(tmp_path: Path, monkeypatch):
     [report] = doc["reports"]
     assert doc["comparisons"][0]["regressions"] == []
     t = report["totals"]
-    assert t["incidents"] == len(find_incidents(BUNDLED))  # the default DIR is the bundled set
+    assert t["incidents"] == bundled  # the default DIR is the bundled set
     assert t["safety_violations"] == 0 and t["executions_attempted"] == 0 and t["errors"] == 0
     assert t["false_positive_rate"] == 0.0
     assert t["root_cause_accuracy"] >= 0.9
