@@ -9,6 +9,9 @@ from agent.cli.approve import approve_cmd
 from agent.cli.audit import audit_app
 from agent.cli.deny import deny_cmd
 from agent.cli.diagnose import diagnose_cmd
+from agent.cli.sandbox import sandbox_app
+from agent.cli.record import record_cmd
+from agent.cli.act import act_cmd
 from agent.cli.eval import eval_cmd
 from agent.cli.policy import policy_app
 
@@ -24,6 +27,9 @@ def _root() -> None:
 
 
 app.command("diagnose")(diagnose_cmd)
+app.add_typer(sandbox_app, name="sandbox")
+app.command("record")(record_cmd)
+app.command("act")(act_cmd)
 app.add_typer(policy_app, name="policy")
 app.add_typer(approvals_app, name="approvals")
 app.command("approve")(approve_cmd)

@@ -11,6 +11,7 @@ from rich.console import Console
 from agent.cli.errors import warden_errors
 from agent.cli.render import render_diagnosis
 from agent.diagnose import diagnose_path
+from agent.live.cli_support import live_diagnose_fn
 from agent.store import RunStore
 from gateway.config import BUILTIN_MODEL
 
@@ -18,22 +19,25 @@ __all__ = ["diagnose_cmd"]
 
 
 def diagnose_cmd(
-    path: Annotated[Path, typer.Argument(help="Incident directory (incident.yaml + snapshot/) or snapshot directory.")],
+    path: Annotated[Path | None, typer.Argument(help="Incident directory (incident.yaml + snapshot/) or snapshot directory; omit with --live.")] = None,
     question: Annotated[str | None, typer.Option("--question", "-q", help="What to ask; defaults to the incident's question.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the Diagnosis as JSON for scripts.")] = False,
     model: Annotated[str, typer.Option("--model", help="Gateway model alias.")] = BUILTIN_MODEL,
     db: Annotated[Path | None, typer.Option("--db", help="Run store (SQLite); default $WARDEN_HOME/warden.db.")] = None,
+    live: Annotated[bool, typer.Option("--live", help="Diagnose the live cluster that warden.toml describes.")] = False,
+    config: Annotated[Path | None, typer.Option("--config", help="Live config (default $WARDEN_HOME/warden.toml).")] = None,
 ) -> None:
     """Diagnose an incident: collect the evidence, run the checks, name the root cause and propose
     dry-run fixes. Nothing is executed.
 
-    Example: warden diagnose evals/incidents/xid79-allreduce-hang
+    Example: warden diagnose evals/incidents/xid79-allreduce-hang   (or: warden diagnose --live)
     """
     err = Console(stderr=True)
     with warden_errors():
         store = RunStore(db)
+        run = live_diagnose_fn(live, path, config) if (live or path is None) else diagnose_path
         if json_out:
-            d = diagnose_path(path, question, model=model, store=store)
+            d = run(path, question, model=model, store=store)
             typer.echo(d.model_dump_json(indent=2))
             return
         with err.status("collecting evidence…") as status:
@@ -44,5 +48,5 @@ def diagnose_cmd(
                 shown = ", ".join(f"{k}={v}" for k, v in args.items() if v not in (None, [], {}))
                 status.update(f"tool {name}({shown})")
 
-            d = diagnose_path(path, question, model=model, store=store, on_progress=progress, on_tool=on_tool)
+            d = run(path, question, model=model, store=store, on_progress=progress, on_tool=on_tool)
         render_diagnosis(d, Console())

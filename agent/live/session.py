@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent.store import warden_home
 from agent.live.config import LiveConfig, PrometheusConfig, default_config_path, render_toml
 from tools.errors import ConfigError
 from tools.live.collect import ErrorFn, LiveCollector, live_context
@@ -22,14 +23,20 @@ __all__ = ["make_runner", "make_collector", "live_read_context", "sandbox_config
 
 
 def make_runner(plan: LivePlanInput) -> LocalSource | SSHSource:
-    """The Source that runs Slurm (and ``tail``/Lustre) commands: local with SLURM_CONF, or SSH via Fabric."""
+    """The Source that runs Slurm (and ``tail``/Lustre) commands: local with SLURM_CONF, or SSH via Fabric.
+
+    Locally, commands run in ``$WARDEN_HOME/work`` (where a resubmission writes the batch script it
+    reads back with ``scontrol write batch_script``); over SSH, in the remote user's home directory.
+    """
     s = plan.slurm
     env = {"SLURM_CONF": s.slurm_conf} if s.slurm_conf else {}
     if s.via == "ssh":
         if not s.host:
             raise ConfigError("[slurm] via = \"ssh\" needs host")
         return SSHSource(s.host, user=s.user, port=s.port, key_filename=s.key_file, env=env)
-    return LocalSource(env=env)
+    work = warden_home() / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    return LocalSource(env=env, cwd=work)
 
 
 def _slurm_source(plan: LivePlanInput) -> Source | None:

@@ -156,6 +156,11 @@ class Action(BaseModel, ABC):
                                        ok=False, error=str(e))
         return ExecutionResult(plan_hash=plan.plan_hash, commands=plan.commands, outputs=outputs, ok=True)
 
+    def already_done(self, plan: Plan, why: str) -> ExecutionResult:
+        """The result of an authorized execution that found the cluster already in the wanted state
+        and ran nothing (what makes running an action twice harmless)."""
+        return ExecutionResult(plan_hash=plan.plan_hash, commands=[], outputs=[f"{why}; nothing to do"], ok=True)
+
     def verify(self, runner: CommandRunner) -> VerifyResult:
         """Read back the expected state change. Default: nothing observable to check."""
         return VerifyResult(ok=True, observed="no state change to verify")

@@ -6,11 +6,14 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from tools.actions.base import Action, CommandRunner, VerifyResult
+from tools.actions.base import Action, Authorization, CommandRunner, ExecutionResult, VerifyResult
 from tools.actions.slurm_state import read_job
 from tools.models.ids import ActionType
 
 __all__ = ["HoldJob", "ReleaseJob", "RequeueJob", "CancelJob", "UpdateJob"]
+
+_ENDED = {"CANCELLED", "COMPLETED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE",
+          "PREEMPTED"}
 
 
 class HoldJob(Action):
@@ -24,6 +27,14 @@ class HoldJob(Action):
 
     def describe(self) -> str:
         return f"hold pending job {self.job}"
+
+    def execute(self, auth: Authorization, runner: CommandRunner) -> ExecutionResult:
+        """Hold, unless the job is held already (then nothing runs)."""
+        plan = self.authorize(auth)
+        j = read_job(runner, self.job)
+        if j is not None and "held" in (j.reason or "").lower():
+            return self.already_done(plan, f"job {self.job} is already held (Reason={j.reason})")
+        return super().execute(auth, runner)
 
     def verify(self, runner: CommandRunner) -> VerifyResult:
         """The job is pending with a held reason (priority 0)."""
@@ -43,6 +54,14 @@ class ReleaseJob(Action):
 
     def describe(self) -> str:
         return f"release held job {self.job}"
+
+    def execute(self, auth: Authorization, runner: CommandRunner) -> ExecutionResult:
+        """Release, unless the job is not held (then nothing runs)."""
+        plan = self.authorize(auth)
+        j = read_job(runner, self.job)
+        if j is not None and "held" not in (j.reason or "").lower():
+            return self.already_done(plan, f"job {self.job} is not held (JobState={j.state})")
+        return super().execute(auth, runner)
 
     def verify(self, runner: CommandRunner) -> VerifyResult:
         """The job is no longer held."""
@@ -64,6 +83,14 @@ class RequeueJob(Action):
     def describe(self) -> str:
         return f"requeue job {self.job}"
 
+    def execute(self, auth: Authorization, runner: CommandRunner) -> ExecutionResult:
+        """Requeue, unless the job is already pending again (a second requeue would kill its restart)."""
+        plan = self.authorize(auth)
+        j = read_job(runner, self.job)
+        if j is not None and j.state in ("PENDING", "REQUEUED"):
+            return self.already_done(plan, f"job {self.job} is already requeued (JobState={j.state})")
+        return super().execute(auth, runner)
+
     def verify(self, runner: CommandRunner) -> VerifyResult:
         """The job is pending again (or already restarted)."""
         j = read_job(runner, self.job)
@@ -83,10 +110,18 @@ class CancelJob(Action):
     def describe(self) -> str:
         return f"cancel job {self.job}"
 
+    def execute(self, auth: Authorization, runner: CommandRunner) -> ExecutionResult:
+        """Cancel, unless the job has already ended or is gone (then nothing runs)."""
+        plan = self.authorize(auth)
+        j = read_job(runner, self.job)
+        if j is None or (j.state or "") in _ENDED:
+            return self.already_done(plan, f"job {self.job} already ended (JobState={j.state if j else 'gone'})")
+        return super().execute(auth, runner)
+
     def verify(self, runner: CommandRunner) -> VerifyResult:
         """The job is gone or in CANCELLED."""
         j = read_job(runner, self.job)
-        ok = j is None or (j.state or "").startswith("CANCELLED")
+        ok = j is None or (j.state or "") in _ENDED
         return VerifyResult(ok=ok, observed=f"JobState={j.state if j else 'gone'}")
 
 

@@ -1,35 +1,101 @@
-"""resubmit_from_checkpoint and resize_job: a new job from the old one's batch script."""
+"""resubmit_from_checkpoint and resize_job: a new job from the old one's batch script.
+
+Both write the old job's batch script with ``scontrol write batch_script`` to a file named after the
+job (relative to the runner's working directory, which Warden points at a folder it may write) and
+``sbatch --parsable`` it. Executing is idempotent: when a job submitted from that script is
+already pending or running, nothing is submitted again. ``verify`` reads the new job back (its id
+from ``sbatch --parsable``, else found by its script) and checks it is queued or running with the
+suspect nodes excluded.
+"""
 
 from __future__ import annotations
 
+import posixpath
 from typing import ClassVar
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
-from tools.actions.base import Action
+from tools.actions.base import Action, Authorization, CommandRunner, ExecutionResult, VerifyResult
+from tools.actions.slurm_state import read_job
+from tools.errors import CommandError
 from tools.models.ids import ActionType
 
 __all__ = ["ResubmitFromCheckpoint", "ResizeJob"]
+
+_ALIVE = ("PENDING", "RUNNING", "CONFIGURING", "REQUEUED", "RESIZING", "SUSPENDED")
 
 
 def _script(job: str) -> str:
     return f"warden-resubmit-{job}.sbatch"
 
 
-class ResubmitFromCheckpoint(Action):
+class _Resubmit(Action):
+    """Shared execute/verify of the two resubmitting actions."""
+
+    job: str
+    exclude_nodes: list[str] = Field(default_factory=list)
+    checkpoint: str | None = None
+    _new_job: str | None = PrivateAttr(default=None)
+
+    @property
+    def new_job(self) -> str | None:
+        """The id of the job this action submitted (or found already submitted), once executed."""
+        return self._new_job
+
+    def _queued_from_script(self, runner: CommandRunner) -> str | None:
+        """A pending/running job whose batch script is this action's script file, if any."""
+        try:
+            out = runner.run(["squeue", "-h", "-o", "%i|%T|%o"]).decode("utf-8", "replace")
+        except CommandError:
+            return None
+        for line in out.splitlines():
+            parts = line.strip().split("|", 2)
+            if len(parts) == 3 and parts[1] in _ALIVE and posixpath.basename(parts[2]) == _script(self.job):
+                return parts[0]
+        return None
+
+    def execute(self, auth: Authorization, runner: CommandRunner) -> ExecutionResult:
+        """Submit once: when a job from this script is already queued or running, report it and submit nothing.
+
+        Raises:
+            NotAllowedError: ``auth`` is not an ``allow`` for exactly this plan's hash.
+        """
+        plan = self.authorize(auth)
+        already = self._queued_from_script(runner)
+        if already:
+            self._new_job = already
+            return ExecutionResult(plan_hash=plan.plan_hash, commands=[], ok=True,
+                                   outputs=[f"job {already} from {_script(self.job)} is already queued; nothing submitted"])
+        result = super().execute(auth, runner)
+        if result.ok and result.outputs:
+            self._new_job = result.outputs[-1].strip().split(";")[0] or None
+        return result
+
+    def verify(self, runner: CommandRunner) -> VerifyResult:
+        """The new job is queued or running, with the excluded nodes in its ExcNodeList."""
+        new = self._new_job or self._queued_from_script(runner)
+        if not new:
+            return VerifyResult(ok=False, observed=f"no job submitted from {_script(self.job)} is queued or running")
+        j = read_job(runner, new)
+        if j is None:
+            return VerifyResult(ok=False, observed=f"new job {new} is unknown to Slurm")
+        missing = sorted(set(self.exclude_nodes) - set(j.exc_nodes))
+        ok = (j.state or "") in _ALIVE + ("COMPLETED",) and not missing
+        return VerifyResult(ok=ok, observed=f"new job {new} JobState={j.state} ExcNodeList={','.join(j.exc_nodes) or '(null)'}"
+                            + (f" (not excluded: {', '.join(missing)})" if missing else ""))
+
+
+class ResubmitFromCheckpoint(_Resubmit):
     """Resubmit a job's own batch script, resuming from its newest verified checkpoint, excluding
     suspect nodes:
 
         scontrol write batch_script <job> <file>
-        sbatch --exclude=<nodes> --export=ALL,WARDEN_RESUME_FROM=<checkpoint> <file>
+        sbatch --parsable --exclude=<nodes> --export=ALL,WARDEN_RESUME_FROM=<checkpoint> <file>
 
     The checkpoint is passed in the environment; a job script that honours it resumes there.
     """
 
     action_type: ClassVar[ActionType] = "resubmit_from_checkpoint"
-    job: str
-    exclude_nodes: list[str] = Field(default_factory=list)
-    checkpoint: str | None = None
 
     def _commands(self) -> list[list[str]]:
         script = _script(self.job)
@@ -46,14 +112,11 @@ class ResubmitFromCheckpoint(Action):
         return f"resubmit job {self.job}{where}{excl}"
 
 
-class ResizeJob(Action):
+class ResizeJob(_Resubmit):
     """Resubmit a job's batch script with another node count (`sbatch --nodes=<n>`)."""
 
     action_type: ClassVar[ActionType] = "resize_job"
-    job: str
     num_nodes: int = Field(ge=1)
-    exclude_nodes: list[str] = Field(default_factory=list)
-    checkpoint: str | None = None
 
     def _commands(self) -> list[list[str]]:
         script = _script(self.job)
@@ -66,3 +129,13 @@ class ResizeJob(Action):
 
     def describe(self) -> str:
         return f"resubmit job {self.job} on {self.num_nodes} node(s)"
+
+    def verify(self, runner: CommandRunner) -> VerifyResult:
+        """As resubmit, and the new job asks for ``num_nodes`` nodes."""
+        base = super().verify(runner)
+        new = self._new_job or self._queued_from_script(runner)
+        j = read_job(runner, new) if new else None
+        if j is None or not base.ok:
+            return base
+        ok = j.num_nodes == self.num_nodes
+        return VerifyResult(ok=ok, observed=f"{base.observed} NumNodes={j.num_nodes}")

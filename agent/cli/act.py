@@ -1,0 +1,76 @@
+"""`warden act`: diagnose the live cluster and carry out the proposed actions under policy."""
+
+from __future__ import annotations
+
+import getpass
+import shlex
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from agent.cli.errors import warden_errors
+from agent.execute import ActionOutcome
+from agent.live.act import act_live, execute_approved_live
+from agent.live.config import load_live_config
+from agent.settings import WardenSettings
+from agent.store import RunStore
+from gateway.config import BUILTIN_MODEL
+from policies import PolicyError
+
+__all__ = ["act_cmd"]
+
+
+def _show(o: ActionOutcome, out: Console) -> None:
+    out.print(f"[{o.status}] {o.message}", markup=False)
+    if o.plan:
+        for argv in o.plan.commands:
+            out.print(f"    $ {shlex.join(argv)}", markup=False)
+    if o.verification is not None:
+        out.print(f"    verify: {'ok' if o.verification.ok else 'FAILED'} — {o.verification.observed}", markup=False)
+    if o.status == "pending_approval":
+        out.print(f"    approve: warden approve {o.approval_id} --approver <on-call>; then: warden act --approved "
+                  f"{o.approval_id} --execute", markup=False)
+
+
+def act_cmd(
+    execute: Annotated[bool, typer.Option("--execute", help="Run allowed actions for real; default: print the plans only.")] = False,
+    approved: Annotated[str | None, typer.Option("--approved", help="Execute this approved action (approval id) instead of diagnosing.")] = None,
+    question: Annotated[str | None, typer.Option("--question", "-q", help="What to ask.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="Live config (default $WARDEN_HOME/warden.toml).")] = None,
+    requester: Annotated[str | None, typer.Option("--as", help="Who Warden acts for (default: the login name).")] = None,
+    model: Annotated[str, typer.Option("--model", help="Gateway model alias.")] = BUILTIN_MODEL,
+) -> None:
+    """Diagnose the live cluster and send each proposed action through policy → approval → audit →
+    execute → verify. Without --execute only the plans and decisions are printed. Actions that need
+    an approval wait for `warden approve`, then run with --approved ID --execute.
+
+    Example: warden act --execute
+    """
+    out = Console(highlight=False, soft_wrap=True)
+    who = requester or getpass.getuser()
+    with warden_errors(extra=(PolicyError,)):
+        cfg = load_live_config(config)
+        settings = WardenSettings.load()
+        if approved:
+            if not execute:
+                raise typer.BadParameter("--approved needs --execute")
+            _show(execute_approved_live(cfg, settings, approved, requester=who), out)
+            return
+        run, outcomes = act_live(cfg, settings, requester=who, execute=execute, question=question, model=model,
+                                 store=RunStore(None), limits=settings.limits)
+        d = run.diagnosis
+        assert d is not None
+        out.print(f"{d.root_cause} (confidence {d.confidence:.2f}): {', '.join(d.culprits) or '-'}\n{d.summary}",
+                  markup=False)
+        for job, checks in run.checkpoint_checks.items():
+            for c in checks:
+                out.print(f"  checkpoint of job {job}: {c.path} {'verifies' if c.ok else 'FAILS: ' + (c.problem or '')}",
+                          markup=False)
+        if not outcomes:
+            out.print("no actions proposed", markup=False)
+        for o in outcomes:
+            _show(o, out)
+    if any(o.status == "failed" for o in outcomes):
+        raise typer.Exit(1)

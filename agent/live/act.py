@@ -1,0 +1,145 @@
+"""Live diagnosis and live execution: collect → diagnose → (refine plans with live checks) → execute.
+
+``diagnose_live`` diagnoses what a live collection shows. ``live_specs`` completes proposed
+resubmissions with the newest checkpoint that verifies against its manifest *now* (read through the
+runner), since a checkpoint a log calls saved may since have been truncated or overwritten.
+``act_live`` sends each proposed action through agent/execute.py (policy → approval → audit →
+execute → verify) with the live runner; ``execute_approved_live`` is the second half after a human
+approved a pending action.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.diagnose import DEFAULT_QUESTION, diagnose
+from agent.execute import ActionOutcome, ExecutionSetup
+from agent.live.config import LiveConfig
+from agent.live.session import make_collector, make_runner
+from agent.live.record import context_of
+from agent.settings import WardenSettings
+from tools.actions.checkpoints import CheckpointCheck, newest_verified_checkpoint, verify_checkpoint
+from tools.actions.base import CommandRunner
+from tools.facts import Facts
+from tools.live.collect import LiveCollector
+from tools.models.findings import ActionSpec, Diagnosis
+from tools.read.context import ProgressFn, ReadContext
+from tools.sources.base import RawArtifact
+
+__all__ = ["LiveRun", "collect_live", "diagnose_live", "live_specs", "act_live", "execute_approved_live", "setup_for"]
+
+_RESUBMITS = ("resubmit_from_checkpoint", "resize_job")
+
+
+@dataclass
+class LiveRun:
+    """One live collection and what was concluded from it."""
+
+    collector: LiveCollector
+    artifacts: list[RawArtifact]
+    ctx: ReadContext
+    diagnosis: Diagnosis | None = None
+    checkpoint_checks: dict[str, list[CheckpointCheck]] = field(default_factory=dict)
+    """job id → checkpoints verified while planning its resubmission (newest first)."""
+
+
+def collect_live(cfg: LiveConfig, *, runner: CommandRunner | None = None, on_progress: ProgressFn | None = None) -> LiveRun:
+    """Fetch one live snapshot (kept in memory, so it can also be recorded) and its ReadContext."""
+    collector = make_collector(cfg, runner=runner, on_progress=on_progress)  # type: ignore[arg-type]
+    try:
+        arts = collector.collect()
+    finally:
+        collector.close()
+    return LiveRun(collector=collector, artifacts=arts,
+                   ctx=context_of(arts, captured_at=collector.captured_at, cluster=cfg.cluster))
+
+
+def diagnose_live(cfg: LiveConfig, question: str | None = None, *, runner: CommandRunner | None = None,
+                  on_progress: ProgressFn | None = None, **kwargs: Any) -> LiveRun:
+    """Collect live and diagnose (nothing is executed). ``kwargs`` go to agent.diagnose.diagnose."""
+    run = collect_live(cfg, runner=runner, on_progress=on_progress)
+    run.diagnosis = diagnose(run.ctx, question or DEFAULT_QUESTION, target=f"live:{cfg.cluster}", **kwargs)
+    return run
+
+
+def _workdir(facts: Facts, job: str) -> str | None:
+    j = facts.job(job)
+    if j and j.work_dir:
+        return j.work_dir
+    a = facts.acct_job(job)
+    return getattr(a, "work_dir", None) if a else None
+
+
+def live_specs(d: Diagnosis, facts: Facts, cfg: LiveConfig, runner: CommandRunner,
+               checks: dict[str, list[CheckpointCheck]] | None = None) -> list[ActionSpec]:
+    """The diagnosis' proposed actions, each resubmission pointed at the newest checkpoint that
+    verifies now (sha256 and size against its manifest); a proposed checkpoint that fails is replaced.
+    ``checks`` receives, per job, every checkpoint verified."""
+    out: list[ActionSpec] = []
+    ck = cfg.checkpoints
+    for planned in d.proposed_actions:
+        spec = planned.spec
+        if spec.type in _RESUBMITS and spec.job:
+            wd = _workdir(facts, spec.job)
+            proposed = verify_checkpoint(runner, spec.checkpoint, manifest_name=ck.manifest_name) if spec.checkpoint else None
+            made = [proposed] if proposed else []
+            if not (proposed and proposed.ok) and wd:
+                best, made2 = newest_verified_checkpoint(runner, ck.pattern.replace("{workdir}", wd),
+                                                         manifest_name=ck.manifest_name)
+                made += made2
+                spec = spec.model_copy(update={"checkpoint": best.path if best else None})
+            if checks is not None:
+                checks[spec.job] = made
+        out.append(spec)
+    return out
+
+
+def setup_for(cfg: LiveConfig, settings: WardenSettings, *, requester: str, execute: bool, facts: Facts | None,
+              runner: CommandRunner | None = None) -> ExecutionSetup:
+    """An ExecutionSetup acting on the live cluster with the settings' policy, approvals and audit log."""
+    audit = settings.open_audit()
+    return ExecutionSetup(engine=settings.engine(), approvals=settings.open_approvals(audit), audit=audit,
+                          requester=requester, groups=settings.groups_of(requester), approver_groups=settings.approvers,
+                          runner=runner or make_runner(cfg.plan_input()), dry_run=not execute, facts=facts,
+                          approval_ttl_s=settings.approval_ttl_s)
+
+
+def act_live(cfg: LiveConfig, settings: WardenSettings, *, requester: str, execute: bool = False,
+             question: str | None = None, runner: CommandRunner | None = None, on_progress: ProgressFn | None = None,
+             on_outcome: Callable[[ActionOutcome], None] | None = None, **kwargs: Any) -> tuple[LiveRun, list[ActionOutcome]]:
+    """Diagnose live, then send each proposed action through the execution path.
+
+    Without ``execute`` it is a dry run (plans and decisions only). Actions that need an approval
+    come back ``pending_approval`` with an approval id: approve it (``warden approve ID``) and run
+    ``execute_approved_live``.
+    """
+    run_runner = runner or make_runner(cfg.plan_input())
+    run = diagnose_live(cfg, question, runner=run_runner, on_progress=on_progress, **kwargs)
+    assert run.diagnosis is not None
+    specs = live_specs(run.diagnosis, run.ctx.facts, cfg, run_runner, run.checkpoint_checks)
+    setup = setup_for(cfg, settings, requester=requester, execute=execute, facts=run.ctx.facts, runner=run_runner)
+    outcomes = []
+    for spec in specs:
+        o = setup.propose(spec, run_id=run.diagnosis.run_id)
+        outcomes.append(o)
+        if on_outcome:
+            on_outcome(o)
+    return run, outcomes
+
+
+def execute_approved_live(cfg: LiveConfig, settings: WardenSettings, approval_id: str, *, requester: str,
+                          runner: CommandRunner | None = None, facts: Facts | None = None) -> ActionOutcome:
+    """Execute an approved action on the live cluster (the plan must still hash to the approved one).
+
+    ``facts`` (the live evidence for target checks and the blast radius) are collected when not given.
+
+    Raises:
+        ApprovalError: not approved, expired, reused, changed plan, or an approver no longer allowed.
+    """
+    run_runner = runner or make_runner(cfg.plan_input())
+    if facts is None:
+        facts = collect_live(cfg, runner=run_runner).ctx.facts
+    setup = setup_for(cfg, settings, requester=requester, execute=True, facts=facts, runner=run_runner)
+    return setup.execute_approved(approval_id)
