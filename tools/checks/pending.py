@@ -43,8 +43,13 @@ def _actions(job: SlurmJob, reason: str) -> list[ActionSpec]:
     if "reserv" in low or "maint" in low or "timelimit" in low.replace(" ", ""):
         return [ActionSpec(type="update_job", job=job.job_id,
                            reason="shorten the time limit so the job ends before the reservation starts")]
-    if "nodenotavail" in low.replace(" ", "") or "partitionnodelimit" in low.replace(" ", "") or "nodelimit" in low:
-        return [ActionSpec(type="update_job", job=job.job_id, reason="ask for nodes that exist and are up")]
+    if "nodelimit" in low.replace(" ", ""):
+        return [ActionSpec(type="update_job", job=job.job_id, reason="ask for no more nodes than the partition allows")]
+    if "nodenotavail" in low.replace(" ", ""):
+        # The job pins nodes that are down or drained (--nodelist / ReqNodeList): only its owner can
+        # choose other nodes; update_job changes time limits and node counts, not node lists.
+        return [ActionSpec(type="notify_owner", job=job.job_id,
+                           reason="requested nodes are unavailable; change --nodelist/--exclude")]
     return [ActionSpec(type="notify_owner", job=job.job_id, reason=f"job blocked: {reason}")]
 
 
