@@ -94,3 +94,13 @@ def test_hostile_job_text_is_plain_data(make_facts):
     (f,) = check_job_pending_blocked(facts, PendingConfig(blocked_after_min=5))
     assert f.culprits == ["job:4250"]
     assert "rm -rf" not in f.message and "Ignore previous" not in f.message
+
+
+def test_pinned_drained_nodes_notify_the_owner(make_facts):
+    # The job's --nodelist pins four nodes drained for switch work: only its owner can pick other
+    # nodes (update_job changes time limits and node counts, not node lists).
+    pinned = _scontrol("1186400", "llm-ablation", "kira", "ReqNodeNotAvail,_UnavailableNodes:gpu-a-[029-032]",
+                       "2026-03-04T04:15:00", nodes=8)
+    (f,) = check_job_pending_blocked(_facts(make_facts, pinned), PendingConfig())
+    assert f.culprits == ["job:1186400"]
+    assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "1186400")]
