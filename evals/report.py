@@ -17,7 +17,7 @@ from evals.results import EvalReport, Totals
 from evals.totals import finalize, group_rows, summarize
 from tools.errors import ConfigError
 
-__all__ = ["REPORT_FORMAT", "ReportFile", "summarize", "group_rows", "finalize", "report_paths", "write_report",
+__all__ = ["REPORT_FORMAT", "TOTAL_ROWS", "ReportFile", "summarize", "group_rows", "finalize", "report_paths", "write_report",
            "load_reports", "render_markdown"]
 
 REPORT_FORMAT = "warden-eval/1"
@@ -86,7 +86,7 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head), *("| " + " | ".join(r) + " |" for r in esc), ""]
 
 
-TOTAL_ROWS: list[tuple[str, Callable[[Totals], str]]] = [
+TOTAL_ROWS: list[tuple[str, Callable[[Totals], str]]] = [  # (label, formatter): the totals table, in order
     ("incidents", lambda t: str(t.incidents)),
     ("cases (incident x run)", lambda t: str(t.cases)),
     ("passed", lambda t: f"{t.passed} ({_pct(t.pass_rate)})"),

@@ -29,7 +29,7 @@ from agent.settings import audit_path
 from agent.store import warden_home
 from evals.compare import Comparison, compare_reports, gate
 from evals.incident import Incident
-from evals.report import load_reports, write_report
+from evals.report import TOTAL_ROWS, load_reports, write_report
 from evals.results import EvalReport, RunRecord
 from evals.runner import DEFAULT_CONCURRENCY, bundled_incidents_dir, run_eval
 from gateway.app import create_app
@@ -137,8 +137,6 @@ def _print_cases(console: Console, reports: list[EvalReport]) -> None:
 
 
 def _print_totals(console: Console, reports: list[EvalReport]) -> None:
-    from evals.report import TOTAL_ROWS
-
     t = Table(title="Totals")
     t.add_column("metric")
     for r in reports:
