@@ -5,13 +5,25 @@ from __future__ import annotations
 import re
 
 from tools.checks.base import CheckConfig
-from tools.checks.k8s_evidence import event_evidence, is_gpu_infra_pod, pod_culprit, pod_evidence, pod_events
+from tools.checks.k8s_evidence import (
+    event_evidence,
+    is_gpu_infra_pod,
+    node_culprit,
+    pod_culprit,
+    pod_evidence,
+    pod_events,
+)
 from tools.facts import Facts
-from tools.models.findings import ActionSpec, Finding
+from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.k8s import K8sContainerStatus, K8sPod
 
 __all__ = ["K8sCrashLoopConfig", "check_k8s_crash_loop"]
 
+_NO_GPU_RUNTIME = re.compile(
+    r"Found no NVIDIA driver|no CUDA-capable device is detected|CUDA driver version is insufficient"
+    r"|nvidia-container-cli: [a-z ]*error|Failed to initialize NVML|libcuda\.so[^\n]{0,40}(?:not found|cannot open)",
+    re.IGNORECASE)
+"""The container could not reach the node's GPU driver: the node's runtime/toolkit, not the app."""
 _CUDA_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED",
                        re.IGNORECASE)
 
@@ -49,10 +61,58 @@ def _verdict(c: K8sContainerStatus, cfg: K8sCrashLoopConfig, facts: Facts) -> tu
     return None
 
 
+def _siblings_fine_elsewhere(facts: Facts, pod: K8sPod) -> list[K8sPod]:
+    """Pods of the same controller that run and are ready on other nodes."""
+    if not pod.owner_name:
+        return []
+    return [p for p in facts.k8s_pods if p.namespace == pod.namespace and p.owner_name == pod.owner_name
+            and p.owner_kind == pod.owner_kind and p.name != pod.name and p.node and p.node != pod.node
+            and p.phase == "Running" and p.ready]
+
+
+def _runtime_evidence(facts: Facts, pod: K8sPod, c: K8sContainerStatus) -> list[Evidence]:
+    """Lines saying the GPU driver is unreachable: the container's termination message, its events,
+    and log lines (job-log artifacts) recorded on the pod's node."""
+    out: list[Evidence] = []
+    for text in (c.last_terminated_message, c.state_message):
+        m = _NO_GPU_RUNTIME.search(text or "")
+        if m:
+            line = next(ln for ln in (text or "").splitlines() if m.group(0) in ln)
+            out.append(Evidence(text=f"pod {pod.ref} container {c.name}: {line.strip()[:250]}", file=pod.file))
+    out += [event_evidence(e) for e in pod_events(facts, pod.namespace, pod.name) if _NO_GPU_RUNTIME.search(e.message)]
+    on_node = {a.path for a in facts.artifacts if pod.node and a.node == pod.node}
+    out += [Evidence(text=" ".join(e.message.split())[:300], file=e.file, line=e.line)
+            for e in facts.job_log_events if e.file in on_node and _NO_GPU_RUNTIME.search(e.message)]
+    return out
+
+
+def _kernel_oom(facts: Facts, pod: K8sPod) -> list[Evidence]:
+    """OOM-killer lines from the kernel log of the pod's node (corroborate an OOMKilled status)."""
+    return [Evidence(text=" ".join(ev.message.split())[:300], file=ev.file, line=ev.line)
+            for ev in facts.kernel_events if pod.node and ev.node == pod.node and ev.kind == "oom_kill"]
+
+
 def _limit(pod: K8sPod) -> str:
     if pod.memory_limit_bytes:
         return f"; pod memory limit {pod.memory_limit_bytes / 2**30:.1f} GiB"
     return ""
+
+
+def _node_runtime_finding(pod: K8sPod, c: K8sContainerStatus, what: str, runtime: list[Evidence],
+                          siblings: list[K8sPod]) -> Finding:
+    node = pod.node or ""
+    elsewhere = (f"; {len(siblings)} other replica(s) run fine on {', '.join(sorted({p.node or '' for p in siblings}))}"
+                 if siblings else "")
+    return Finding(
+        check="k8s_crash_loop", root_cause="node_software_fault",
+        message=(f"pod {pod.ref} container {c.name}: {what}; the container finds no usable NVIDIA driver on {node} "
+                 f"({len(runtime)} line(s) on that node){elsewhere}: the node's container runtime / GPU toolkit"),
+        culprits=[node_culprit(node), pod_culprit(pod)],
+        evidence=[*runtime[:3], pod_evidence(pod, c)],
+        confidence=0.85 if siblings or len(runtime) > 1 else 0.75,
+        suggested_actions=[ActionSpec(type="cordon_node", node=node,
+                                      reason="containers on this node cannot reach the NVIDIA driver")],
+    )
 
 
 def check_k8s_crash_loop(facts: Facts, cfg: K8sCrashLoopConfig) -> list[Finding]:
@@ -60,13 +120,20 @@ def check_k8s_crash_loop(facts: Facts, cfg: K8sCrashLoopConfig) -> list[Finding]
 
     - gpu_oom when its termination message says CUDA ran out of memory;
     - host_oom when it was OOMKilled (the container hit its memory limit / the node ran out);
-    - crash_loop when it is in CrashLoopBackOff with at least ``min_restarts`` restarts.
+      confidence 0.9 when the node's kernel log shows the OOM kill (cgroup or global, said in the
+      message), else 0.85;
+    - crash_loop when it is in CrashLoopBackOff with at least ``min_restarts`` restarts — at lower
+      confidence (0.5) when replicas of the same controller run fine on other nodes;
+    - node_software_fault (culprit the node, action cordon_node) instead, when the crash loop's output
+      — termination message, pod events, or logs recorded on that node — says the container cannot
+      reach the NVIDIA driver (``Found no NVIDIA driver``, ``nvidia-container-cli`` errors, ...).
 
     Pods of the node's GPU stack (device plugin, driver, toolkit) are left to k8s_device_plugin.
     Culprit the pod; action notify_owner.
 
     Sources: k8s-json pods (container state, lastState.terminated reason/exitCode/message);
-    BackOff events for evidence.
+    kernel-log OOM-killer lines of the pod's node; job-log lines recorded on the pod's node; sibling
+    pods of the same controller; BackOff events for evidence.
     """
     findings: list[Finding] = []
     for pod in facts.k8s_pods:
@@ -77,6 +144,21 @@ def check_k8s_crash_loop(facts: Facts, cfg: K8sCrashLoopConfig) -> list[Finding]
             if verdict is None:
                 continue
             cause, what, confidence = verdict
+            siblings = _siblings_fine_elsewhere(facts, pod)
+            runtime = _runtime_evidence(facts, pod, c) if cause == "crash_loop" and pod.node else []
+            if runtime and pod.node:
+                findings.append(_node_runtime_finding(pod, c, what, runtime, siblings))
+                break
+            if cause == "crash_loop" and siblings:
+                what += (f"; {len(siblings)} other replica(s) of {pod.owner_kind} {pod.owner_name} run fine on "
+                         f"{', '.join(sorted({p.node or '' for p in siblings}))}, so suspect the node")
+                confidence = 0.5
+            kernel = _kernel_oom(facts, pod) if cause == "host_oom" else []
+            if kernel:
+                cgroup = any("memory cgroup" in k.text.lower() for k in kernel)
+                what += ("; kernel: memory cgroup OOM on the node (the container's own limit)" if cgroup
+                         else "; kernel: the node itself ran out of memory")
+                confidence = 0.9
             evs = [e for e in pod_events(facts, pod.namespace, pod.name)
                    if e.reason in ("BackOff", "OOMKilling") and (not e.field_path or c.name in e.field_path)]
             findings.append(Finding(
@@ -84,7 +166,7 @@ def check_k8s_crash_loop(facts: Facts, cfg: K8sCrashLoopConfig) -> list[Finding]
                 message=f"pod {pod.ref} container {c.name}: {what}"
                         + (_limit(pod) if cause == "host_oom" else "") + (f" on {pod.node}" if pod.node else ""),
                 culprits=[pod_culprit(pod)],
-                evidence=[pod_evidence(pod, c), *[event_evidence(e) for e in evs[:2]]],
+                evidence=[pod_evidence(pod, c), *kernel[:2], *[event_evidence(e) for e in evs[:2]]],
                 confidence=confidence,
                 suggested_actions=[ActionSpec(type="notify_owner", pod=pod.name, namespace=pod.namespace,
                                               reason=f"container {c.name}: {what}")],

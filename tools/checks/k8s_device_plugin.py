@@ -9,7 +9,7 @@ from pydantic import Field
 
 from tools.checks.base import CheckConfig
 from tools.checks.k8s_evidence import (
-    APPLICATION_XIDS,
+    HARDWARE_XIDS,
     container_line,
     event_evidence,
     is_gpu_infra_pod,
@@ -36,7 +36,8 @@ class K8sDevicePluginConfig(CheckConfig):
 
     min_restarts: int = 3
     """A not-ready GPU-stack container with this many restarts is failing even between back-offs."""
-    application_xids: frozenset[int] = Field(default=APPLICATION_XIDS)
+    hardware_xids: frozenset[int] = Field(default=HARDWARE_XIDS)
+    """A node with 0 allocatable GPUs and one of these Xids is a GPU fault, not a plugin failure."""
 
 
 def _failing(pod: K8sPod, cfg: K8sDevicePluginConfig) -> str | None:
@@ -74,7 +75,7 @@ def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Fi
                 per_node[pod.node].append((pod, why))
     zero = {n.name for n in facts.k8s_nodes
             if n.is_gpu_node and n.ready_status == "True" and not n.allocatable_gpu
-            and not xid_evidence(facts, n.name, application_xids=cfg.application_xids)}
+            and not xid_evidence(facts, n.name, hardware_xids=cfg.hardware_xids)}
     findings: list[Finding] = []
     for name in sorted(set(per_node) | zero, key=lambda n: n or ""):
         node = k8s_node(facts, name) if name else None
@@ -84,8 +85,12 @@ def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Fi
         evidence: list[Evidence] = []
         parts = []
         if node is not None and name in zero:
-            parts.append(f"allocatable nvidia.com/gpu {node.allocatable_gpu or 0} of capacity {node.capacity_gpu} "
-                         f"(threshold: > 0 on a GPU node)")
+            if node.capacity_gpu is None:
+                parts.append("no nvidia.com/gpu advertised although GPU feature discovery labels it a GPU node "
+                             f"({node.gpu_product or 'nvidia.com/gpu.present'}; threshold: > 0 allocatable)")
+            else:
+                parts.append(f"allocatable nvidia.com/gpu {node.allocatable_gpu or 0} of capacity {node.capacity_gpu} "
+                             f"(threshold: > 0 on a GPU node)")
             evidence.append(node_evidence(node))
         for pod, why in failing[:3]:
             parts.append(f"pod {pod.ref} {why}")

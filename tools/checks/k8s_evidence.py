@@ -8,12 +8,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from tools.checks.gpu_xid import XidConfig
 from tools.facts import Facts
 from tools.models.findings import Evidence
 from tools.models.k8s import K8sContainerStatus, K8sEvent, K8sNode, K8sPod
 
 __all__ = [
     "APPLICATION_XIDS",
+    "HARDWARE_XIDS",
+    "xids_on",
+    "other_xids",
     "pod_culprit",
     "node_culprit",
     "active_pods_on",
@@ -30,6 +34,8 @@ __all__ = [
 
 APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68, 109})
 """Xids NVIDIA's device plugin treats as application errors (it does not mark the GPU unhealthy)."""
+HARDWARE_XIDS = XidConfig().hardware_xids
+"""Xids that mean the GPU itself is bad: the same catalogue check_gpu_xid uses."""
 
 _ACTIVE = ("Pending", "Running", "Unknown", None)
 _XID_RE = re.compile(r"\bXid\b\D{0,12}?(\d{1,3})\b", re.IGNORECASE)
@@ -125,27 +131,40 @@ def node_evidence(node: K8sNode, extra: str = "") -> Evidence:
     return Evidence(text=_clip(text), file=node.file)
 
 
-def xid_evidence(facts: Facts, node: str, *, application_xids: Iterable[int] = APPLICATION_XIDS) -> list[Evidence]:
-    """Evidence of GPU hardware Xids on ``node``: kernel-log Xid / fallen-off-the-bus / ECC lines,
-    DCGM_FI_DEV_XID_ERRORS samples, and node events whose message names an Xid. Application Xids
-    (13, 31, 43, 45, 68, 109 by default) are ignored, as the device plugin ignores them."""
-    skip = set(application_xids)
-    out: list[Evidence] = []
+def xids_on(facts: Facts, node: str) -> list[tuple[int, Evidence]]:
+    """Every GPU Xid seen on ``node`` with its evidence: kernel-log NVRM Xid lines (a GPU fallen off
+    the bus counts as 79, an uncorrectable ECC report as 48), DCGM_FI_DEV_XID_ERRORS samples, and node
+    events whose message names an Xid (e.g. a health monitor's ``Xid=69``)."""
+    out: list[tuple[int, Evidence]] = []
     for ev in facts.kernel_events:
         if ev.node != node:
             continue
-        if (ev.kind == "xid" and ev.xid is not None and ev.xid not in skip) or ev.kind in ("fallen_off_bus", "gpu_ecc"):
-            out.append(Evidence(text=_clip(ev.message), file=ev.file, line=ev.line))
+        xid = {"fallen_off_bus": 79, "gpu_ecc": 48}.get(ev.kind, ev.xid if ev.kind == "xid" else None)
+        if xid is not None:
+            out.append((xid, Evidence(text=_clip(ev.message), file=ev.file, line=ev.line)))
     for s in facts.gpu_samples:
-        if s.node == node and s.name == "DCGM_FI_DEV_XID_ERRORS" and s.value > 0 and int(s.value) not in skip:
-            out.append(Evidence(text=f"DCGM_FI_DEV_XID_ERRORS={s.value:g} on {node} GPU {s.gpu}",
-                                metric=s.name, value=s.value, unit="xid"))
+        if s.node == node and s.name == "DCGM_FI_DEV_XID_ERRORS" and s.value > 0:
+            out.append((int(s.value), Evidence(text=f"DCGM_FI_DEV_XID_ERRORS={s.value:g} on {node} GPU {s.gpu}",
+                                               metric=s.name, value=s.value, unit="xid")))
     for e in facts.k8s_events:
         about = (e.object_kind == "Node" and e.object_name == node) or e.source_host == node
         m = _XID_RE.search(e.message) if about else None
-        if m and int(m.group(1)) not in skip:
-            out.append(event_evidence(e))
+        if m:
+            out.append((int(m.group(1)), event_evidence(e)))
     return out
+
+
+def xid_evidence(facts: Facts, node: str, *, hardware_xids: Iterable[int] = HARDWARE_XIDS) -> list[Evidence]:
+    """Evidence of hardware Xids (``hardware_xids``, by default gpu_xid's catalogue) on ``node``."""
+    hw = set(hardware_xids)
+    return [ev for x, ev in xids_on(facts, node) if x in hw]
+
+
+def other_xids(facts: Facts, node: str, *, hardware_xids: Iterable[int] = HARDWARE_XIDS) -> list[int]:
+    """Xids on ``node`` that are neither hardware nor application errors (e.g. 69): enough for the
+    device plugin to mark a GPU unhealthy, not enough to call the GPU faulty."""
+    skip = set(hardware_xids) | APPLICATION_XIDS
+    return sorted({x for x, _ in xids_on(facts, node) if x not in skip})
 
 
 def is_gpu_infra_pod(pod: K8sPod) -> bool:

@@ -14,11 +14,12 @@ from pydantic import Field
 
 from tools.checks.base import CheckConfig
 from tools.checks.k8s_evidence import (
-    APPLICATION_XIDS,
+    HARDWARE_XIDS,
     active_pods_on,
     event_evidence,
     node_culprit,
     node_evidence,
+    other_xids,
     pod_culprit,
     pod_evidence,
     pod_events,
@@ -34,9 +35,11 @@ _INSUFFICIENT = f"Insufficient {GPU_RESOURCE}"
 
 
 class K8sGpuCapacityConfig(CheckConfig):
-    """Which Xids do not make a GPU unhealthy, and how many pods to name."""
+    """Which Xids mean the GPU itself is faulty, and how many pods to name."""
 
-    application_xids: frozenset[int] = Field(default=APPLICATION_XIDS)
+    hardware_xids: frozenset[int] = Field(default=HARDWARE_XIDS)
+    """check_gpu_xid's catalogue (48 DBE, 79 off the bus, 94/95 ECC, ...). Other Xids (e.g. 69) can make
+    the device plugin mark a GPU unhealthy without showing that the GPU is bad."""
     max_pod_culprits: int = 10
 
 
@@ -76,14 +79,27 @@ def _blocked_by(node: K8sNode, used: int, need: int | None) -> bool:
     return cap - used >= need > alloc - used
 
 
+def _capacity_finding(pods: list[_Waiting], cfg: K8sGpuCapacityConfig, confidence: float, message: str,
+                      advice: str) -> Finding:
+    return Finding(
+        check="k8s_gpu_capacity", root_cause="insufficient_gpu_capacity", message=message,
+        culprits=[pod_culprit((w.namespace, w.name)) for w in pods[: cfg.max_pod_culprits]],
+        evidence=[ev for w in pods[:3] for ev in w.evidence][:5], confidence=confidence,
+        suggested_actions=[ActionSpec(type="notify_owner", pod=w.name, namespace=w.namespace,
+                                      reason=f"pod waits for {w.gpus or 'more'} GPU(s): {advice}") for w in pods[:5]],
+    )
+
+
 def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Finding]:
     """Findings for pods Pending with ``Insufficient nvidia.com/gpu``.
 
     Per degraded node (allocatable nvidia.com/gpu < capacity, Ready, not cordoned) whose unhealthy
     GPUs are what keeps a pending pod out: gpu_hardware_fault when a hardware Xid is seen on the node
-    (kernel log, DCGM, node events), else device_plugin_failure; culprits the node then the pods;
-    action cordon_node. Pending pods no degraded node explains: insufficient_gpu_capacity, with
-    cluster totals, and notify_owner per pod.
+    (kernel log, DCGM, node events; action cordon_node for repair), else device_plugin_failure
+    (action run_gpu_diagnostic: confirm the GPU before the plugin is restarted to re-advertise it);
+    culprits the node then the pods. Pending pods no degraded node explains: insufficient_gpu_capacity with
+    notify_owner per pod — at high confidence when a pod requests more GPUs than any node's capacity
+    (it can never fit), otherwise with the cluster's free-GPU totals.
 
     Sources: k8s-json pods (phase, PodScheduled condition, GPU requests) and nodes (capacity,
     allocatable); FailedScheduling events; kernel-log / DCGM Xids.
@@ -101,24 +117,41 @@ def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Find
         if not blocked:
             continue
         explained |= {(w.namespace, w.name) for w in blocked}
-        xids = xid_evidence(facts, node.name, application_xids=cfg.application_xids)
+        xids = xid_evidence(facts, node.name, hardware_xids=cfg.hardware_xids)
+        soft = other_xids(facts, node.name, hardware_xids=cfg.hardware_xids)
         lost = (node.capacity_gpu or 0) - (node.allocatable_gpu or 0)
-        cause = "gpu_hardware_fault" if xids else "device_plugin_failure"
-        why = "after a GPU hardware Xid" if xids else "with no hardware Xid seen (device plugin suspect)"
+        if xids:
+            cause, why = "gpu_hardware_fault", "after a GPU hardware Xid"
+            actions = [] if node.unschedulable else [ActionSpec(type="cordon_node", node=node.name,
+                                                                reason=f"{lost} GPU(s) unhealthy after hardware Xid")]
+        else:
+            cause = "device_plugin_failure"
+            why = (f"after Xid {', '.join(map(str, soft))}, not a hardware Xid" if soft
+                   else "with no Xid seen")
+            actions = [ActionSpec(type="run_gpu_diagnostic", node=node.name,
+                                  reason="confirm the GPU is healthy before the device plugin re-advertises it")]
         findings.append(Finding(
             check="k8s_gpu_capacity", root_cause=cause,
             message=(f"{len(blocked)} pod(s) Pending on {_INSUFFICIENT}; node {node.name} advertises "
-                     f"{node.allocatable_gpu or 0} allocatable of {node.capacity_gpu} GPUs ({lost} marked unhealthy "
-                     f"{why}); with them healthy the pod would fit ({used[node.name]} in use)"),
+                     f"{node.allocatable_gpu or 0} allocatable of {node.capacity_gpu} GPUs ({lost} marked unhealthy by the "
+                     f"device plugin {why}); with them healthy the pod would fit ({used[node.name]} in use)"),
             culprits=[node_culprit(node.name), *[pod_culprit((w.namespace, w.name)) for w in blocked[: cfg.max_pod_culprits]]],
             evidence=[node_evidence(node, extra=f"{lost} GPU(s) not allocatable"), *xids[:3],
                       *[ev for w in blocked[:2] for ev in w.evidence]],
-            confidence=0.9 if xids else 0.75,
-            suggested_actions=[] if node.unschedulable else [ActionSpec(
-                type="cordon_node", node=node.name,
-                reason=f"{lost} GPU(s) unhealthy" + (" after Xid" if xids else " per device plugin"))],
+            confidence=0.9 if xids else (0.8 if soft else 0.75),
+            suggested_actions=actions,
         ))
     rest = [w for w in waiting if (w.namespace, w.name) not in explained]
+    biggest = max((n.capacity_gpu or 0 for n in facts.k8s_nodes), default=0)
+    never = [w for w in rest if facts.k8s_nodes and (w.gpus or 0) > biggest]
+    if never:
+        findings.append(_capacity_finding(
+            never, cfg, 0.9,
+            f"{len(never)} pod(s) Pending on {_INSUFFICIENT} request more GPUs than any node has: "
+            f"{max(w.gpus or 0 for w in never)} requested, largest node capacity {biggest} "
+            f"(threshold {biggest}); they can never be scheduled as written",
+            "the pod asks for more GPUs than any single node has; split it across pods/nodes"))
+    rest = [w for w in rest if w not in never]
     if rest:
         ready = [n for n in facts.k8s_nodes if n.ready_status == "True" and not n.unschedulable and n.allocatable_gpu]
         free = sum(max((n.allocatable_gpu or 0) - used[n.name], 0) for n in ready)
@@ -126,14 +159,8 @@ def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Find
         need = max((w.gpus or 0 for w in rest), default=0)
         totals = (f"; schedulable nodes have {free} free GPU(s), at most {largest} on one node, "
                   f"largest request {need}") if facts.k8s_nodes else "; node objects not collected"
-        findings.append(Finding(
-            check="k8s_gpu_capacity", root_cause="insufficient_gpu_capacity",
-            message=f"{len(rest)} pod(s) Pending on {_INSUFFICIENT} (threshold 1){totals}: {rest[0].message[:160]}",
-            culprits=[pod_culprit((w.namespace, w.name)) for w in rest[: cfg.max_pod_culprits]],
-            evidence=[ev for w in rest[:3] for ev in w.evidence][:5],
-            confidence=0.7 if facts.k8s_nodes else 0.5,
-            suggested_actions=[ActionSpec(type="notify_owner", pod=w.name, namespace=w.namespace,
-                                          reason=f"pod waits for {w.gpus or 'more'} free GPU(s); cluster GPUs are in use")
-                               for w in rest[:5]],
-        ))
+        findings.append(_capacity_finding(
+            rest, cfg, 0.7 if facts.k8s_nodes else 0.5,
+            f"{len(rest)} pod(s) Pending on {_INSUFFICIENT} (threshold 1){totals}: {rest[0].message[:160]}",
+            "the GPUs it needs are in use; it starts when they free up"))
     return findings

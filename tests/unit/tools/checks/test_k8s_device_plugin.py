@@ -1,0 +1,88 @@
+"""check_k8s_device_plugin on API node/pod JSON (tests/fixtures/k8s-json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tools.checks.k8s_device_plugin import K8sDevicePluginConfig, check_k8s_device_plugin
+
+FIX = Path(__file__).parents[3] / "fixtures"
+NODES = (FIX / "k8s-json" / "1.29-nodelist-gpu.json").read_text()
+NODE001 = (FIX / "k8s-json" / "1.29-node-allocatable-zero.json").read_text()  # capacity 16, allocatable 0
+PODS = (FIX / "k8s-json" / "1.29-podlist-problems.json").read_text()
+EVENTS_A = (FIX / "k8s-events-text" / "1.29-all-namespaces.txt").read_text()
+XID79 = "[Wed Mar  4 09:30:21 2026] NVRM: Xid (PCI:0000:b3:00): 79, pid=0, name=python, GPU has fallen off the bus.\n"
+DP = "nvidia-device-plugin-daemonset-7xk2p"
+
+
+def _dp_pod(mutate=None) -> str:
+    doc = json.loads(PODS)
+    doc["items"] = [p for p in doc["items"] if p["metadata"]["name"] == DP]
+    if mutate:
+        mutate(doc["items"][0])
+    return json.dumps(doc)
+
+
+def test_crash_looping_device_plugin_pod_fires_on_its_node(make_facts):
+    # Fires: the device-plugin daemonset pod on gpu-a100-02 is in CrashLoopBackOff (9 restarts); the
+    # node is Ready, so new GPU pods would land on a node whose GPUs nobody serves.
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", PODS),
+                       ("k8s/events.txt", "k8s-events-text", EVENTS_A))
+    (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
+    assert f.root_cause == "device_plugin_failure" and f.confidence == 0.8
+    assert f.culprits == ["k8snode:gpu-a100-02", f"pod:kube-system/{DP}"]
+    assert "CrashLoopBackOff, 9 restarts" in f.message
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("cordon_node", "gpu-a100-02")]
+    assert ("k8s/events.txt", 3) in [(e.file, e.line) for e in f.evidence]
+
+
+def test_gpu_node_with_zero_allocatable_fires(make_facts):
+    # Fires: node001 has 16 GPUs in capacity and 0 allocatable, no Xid seen: the plugin is not serving.
+    facts = make_facts(("k8s/node001.json", "k8s-json", NODE001))
+    (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
+    assert f.culprits == ["k8snode:node001"]
+    assert "allocatable nvidia.com/gpu 0 of capacity 16 (threshold: > 0 on a GPU node)" in f.message
+    assert f.evidence[0].file == "k8s/node001.json"
+
+
+def test_gpu_labelled_node_without_any_gpu_resource_fires(make_facts):
+    # Fires: GPU feature discovery labels the node as having GPUs, but nvidia.com/gpu is not advertised at all.
+    doc = json.loads(NODE001)
+    del doc["status"]["capacity"]["nvidia.com/gpu"], doc["status"]["allocatable"]["nvidia.com/gpu"]
+    facts = make_facts(("k8s/node001.json", "k8s-json", json.dumps(doc)))
+    (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
+    assert "no nvidia.com/gpu advertised" in f.message and "Tesla-V100-SXM2-32GB" in f.message
+
+
+def test_zero_allocatable_after_hardware_xid_is_left_to_the_gpu_checks(make_facts):
+    # Does not fire: Xid 79 on node001 — the plugin marked the GPUs unhealthy because they are.
+    facts = make_facts(("k8s/node001.json", "k8s-json", NODE001), ("kernel/node001.log", "kernel-log", XID79),
+                       **{"kernel/node001.log": {"node": "node001"}})
+    assert check_k8s_device_plugin(facts, K8sDevicePluginConfig()) == []
+
+
+def test_plugin_pod_on_a_not_ready_node_is_left_to_node_not_ready(make_facts):
+    # Does not fire: the pod's node gpu-a100-03 is NotReady; that is the cause, not the plugin.
+    def move(p):
+        p["spec"]["nodeName"] = "gpu-a100-03"
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", _dp_pod(move)))
+    assert check_k8s_device_plugin(facts, K8sDevicePluginConfig()) == []
+
+
+def test_healthy_plugin_pod_and_full_allocatable_do_not_fire(make_facts):
+    # Does not fire: the plugin pod runs and is ready; nodes advertise their GPUs (7 of 8 is not 0).
+    def healthy(p):
+        c = p["status"]["containerStatuses"][0]
+        c.update(state={"running": {"startedAt": "2026-03-04T08:00:00Z"}}, ready=True, restartCount=0, lastState={})
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", _dp_pod(healthy)))
+    assert check_k8s_device_plugin(facts, K8sDevicePluginConfig()) == []
+
+
+def test_cordoned_node_gets_no_cordon_action(make_facts):
+    # Fires without an action: node001 is already cordoned.
+    doc = json.loads(NODE001)
+    doc["spec"]["unschedulable"] = True
+    facts = make_facts(("k8s/node001.json", "k8s-json", json.dumps(doc)))
+    (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
+    assert f.suggested_actions == []

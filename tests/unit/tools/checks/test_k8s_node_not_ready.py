@@ -1,0 +1,78 @@
+"""check_k8s_node_not_ready on API node/pod JSON and kubectl event tables (tests/fixtures/k8s-*)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tools.checks.k8s_node_not_ready import K8sNodeNotReadyConfig, check_k8s_node_not_ready
+
+FIX = Path(__file__).parents[3] / "fixtures"
+NODES = (FIX / "k8s-json" / "1.29-nodelist-gpu.json").read_text()
+PODS = (FIX / "k8s-json" / "1.29-podlist-problems.json").read_text()
+EVENTS_A = (FIX / "k8s-events-text" / "1.29-all-namespaces.txt").read_text()
+
+
+def _nodes(mutate) -> str:
+    doc = json.loads(NODES)
+    for n in doc["items"]:
+        mutate(n)
+    return json.dumps(doc)
+
+
+def test_unknown_node_fires_with_its_pods_and_cordon(make_facts):
+    # Fires: gpu-a100-03 Ready=Unknown (NodeStatusUnknown) since 09:48:40, 26 min before capture
+    # (threshold 60 s); bert-pretrain-0 is still bound to it.
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", PODS),
+                       ("k8s/events.txt", "k8s-events-text", EVENTS_A))
+    (f,) = check_k8s_node_not_ready(facts, K8sNodeNotReadyConfig())
+    assert f.root_cause == "node_unresponsive" and f.confidence == 0.85
+    assert f.culprits == ["k8snode:gpu-a100-03", "pod:ml-team/bert-pretrain-0"]
+    assert "Ready=Unknown for 26 min" in f.message and "threshold 60 s" in f.message
+    assert "Kubelet stopped posting node status." in f.message
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("cordon_node", "gpu-a100-03")]
+    assert f.evidence[0].file == "k8s/nodes.json" and "unreachable:NoExecute" in f.evidence[0].text
+    assert ("k8s/events.txt", 2) in [(e.file, e.line) for e in f.evidence]
+
+
+def test_not_ready_for_less_than_threshold_does_not_fire(make_facts):
+    # Does not fire: 26 min NotReady is below a 1 h threshold.
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES))
+    assert check_k8s_node_not_ready(facts, K8sNodeNotReadyConfig(min_not_ready_s=3600)) == []
+
+
+def test_all_ready_nodes_do_not_fire(make_facts):
+    # Does not fire: every Ready condition is True.
+    def ready(n):
+        for c in n["status"]["conditions"]:
+            if c["type"] == "Ready":
+                c.update(status="True", reason="KubeletReady", message="kubelet is posting ready status")
+    facts = make_facts(("k8s/nodes.json", "k8s-json", _nodes(ready)))
+    assert check_k8s_node_not_ready(facts, K8sNodeNotReadyConfig()) == []
+
+
+def test_already_cordoned_node_gets_no_cordon(make_facts):
+    # Fires (the node is still NotReady) but proposes nothing: it is already cordoned.
+    def cordon(n):
+        n["spec"]["unschedulable"] = True
+    facts = make_facts(("k8s/nodes.json", "k8s-json", _nodes(cordon)))
+    (f,) = check_k8s_node_not_ready(facts, K8sNodeNotReadyConfig())
+    assert f.suggested_actions == [] and "cordoned" in f.evidence[0].text
+
+
+def test_events_only_node_not_ready_fires_at_lower_confidence(make_facts):
+    # Fires: only events were collected; NodeNotReady 26m ago with no NodeReady since.
+    facts = make_facts(("k8s/events.txt", "k8s-events-text", EVENTS_A))
+    (f,) = check_k8s_node_not_ready(facts, K8sNodeNotReadyConfig())
+    assert f.culprits == ["k8snode:gpu-a100-03"] and f.confidence == 0.6
+    assert (f.evidence[0].file, f.evidence[0].line) == ("k8s/events.txt", 2)
+    assert "26 min ago" in f.message
+
+
+def test_events_only_node_ready_again_does_not_fire(make_facts):
+    # Does not fire: a NodeReady 5m ago is newer than the NodeNotReady 26m ago.
+    table = ("LAST SEEN   TYPE     REASON         OBJECT             MESSAGE\n"
+             "26m         Normal   NodeNotReady   node/gpu-a100-03   Node gpu-a100-03 status is now: NodeNotReady\n"
+             "5m          Normal   NodeReady      node/gpu-a100-03   Node gpu-a100-03 status is now: NodeReady\n")
+    facts = make_facts(("k8s/events.txt", "k8s-events-text", table))
+    assert check_k8s_node_not_ready(facts, K8sNodeNotReadyConfig()) == []
