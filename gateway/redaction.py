@@ -1,4 +1,5 @@
-"""Redaction of outgoing request text: secrets, API keys, bearer tokens, passwords, private keys, e-mails.
+"""Redaction of outgoing request text: secrets, API keys, bearer tokens, passwords, private keys, e-mails,
+and (when configured) user names.
 
 Each kind runs only when a literal hint occurs in the text, so clean text costs a few substring scans.
 Matches become ``[REDACTED:<kind>]``. Applied by the router to every provider whose
@@ -9,21 +10,31 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from gateway.config import RedactionPattern
 
-__all__ = ["BUILTIN_PATTERNS", "Redactor"]
+__all__ = ["BUILTIN_PATTERNS", "Redactor", "user_name_patterns"]
 
 BUILTIN_PATTERNS: dict[str, str] = {
-    "private_key": r"-----begin [a-z ]*private key-----[\s\S]*?(?:-----end [a-z ]*private key-----|\Z)",
+    "private_key": r"-----begin [a-z ]*private key(?: block)?-----[\s\S]*?"
+                   r"(?:-----end [a-z ]*private key(?: block)?-----|\Z)",
+    "url_credentials": r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@",
     "bearer_token": r"bearer\s+[a-z0-9._~+/=-]{8,}",
+    "basic_auth": r"authorization\"?\s*[:=]\s*\"?basic\s+[a-z0-9+/]{8,}={0,2}",
     "openai_key": r"\bsk-(?:proj-|ant-)?[a-z0-9_-]{16,}",
     "aws_access_key": r"\b(?:akia|asia)[0-9a-z]{16}\b",
     "github_token": r"\b(?:gh[pousr]_[a-z0-9]{30,}|github_pat_[a-z0-9_]{30,})",
-    "slack_token": r"\bxox[abposr]-[a-z0-9-]{10,}",
+    "gitlab_token": r"\bglpat-[a-z0-9_-]{20,}",
+    "slack_token": r"\b(?:xox[abposre]-[a-z0-9-]{10,}|xapp-\d-[a-z0-9-]{10,})",
+    "slack_webhook": r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[a-z0-9/_-]{8,}",
+    "google_api_key": r"\baiza[0-9a-z_-]{35}",
+    "huggingface_token": r"\bhf_[a-z0-9]{30,}",
+    "npm_token": r"\bnpm_[a-z0-9]{36}\b",
     "jwt": r"\beyj[a-z0-9_-]{8,}\.[a-z0-9_-]{8,}\.[a-z0-9_-]{8,}",
-    "password": r"\b(?:password|passwd|pwd)\b\"?\s*[:=]\s*\"?[^\s\"',;]+",
+    "password": r"(?:password|passwd|passphrase|pwd|storagepass|dbpass)\w*[\"']?\s*[:=]\s*"
+                r"(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s\"',;]+)",
     "secret_assignment": r"(?:secret|token|api[_-]?key|access[_-]?key)[a-z0-9_]*\"?\s*[:=]\s*\"?[^\s\"',;]{6,}",
     "email": r"[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b",
 }
@@ -31,19 +42,41 @@ BUILTIN_PATTERNS: dict[str, str] = {
 
 _HINTS: dict[str, tuple[str, ...]] = {
     "private_key": ("private key",),
+    "url_credentials": ("://",),
     "bearer_token": ("bearer",),
+    "basic_auth": ("basic",),
     "openai_key": ("sk-",),
     "aws_access_key": ("akia", "asia"),
     "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "slack_token": ("xox",),
+    "gitlab_token": ("glpat-",),
+    "slack_token": ("xox", "xapp-"),
+    "slack_webhook": ("hooks.slack.com",),
+    "google_api_key": ("aiza",),
+    "huggingface_token": ("hf_",),
+    "npm_token": ("npm_",),
     "jwt": ("eyj",),
-    "password": ("password", "passwd", "pwd"),
+    "password": ("pass", "pwd"),
     "secret_assignment": ("secret", "token", "key"),
     "email": ("@",),
 }
 """Lower-case literals, one of which must occur for the kind's regex to run."""
 
-_SENSITIVE_KEY = re.compile(r"(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)")
+
+def user_name_patterns(names: Iterable[str]) -> list[RedactionPattern]:
+    """Site patterns that redact these user names wherever they stand as a whole word (kind
+    ``user_name``): ``alice`` in ``/home/alice/run.sh`` or ``UserId=alice(20417)``, not in ``malice``.
+
+    Put them in the gateway config's ``redaction.extra_patterns`` (``model_dump()`` of each).
+    Names are matched literally (regex characters escaped), longest first.
+    """
+    unique = sorted({n for n in names if n}, key=lambda n: (-len(n), n))
+    if not unique:
+        return []
+    alternatives = "|".join(re.escape(n) for n in unique)
+    return [RedactionPattern(name="user_name", pattern=rf"(?<![\w.-])(?:{alternatives})(?![\w-])")]
+
+
+_SENSITIVE_KEY = re.compile(r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)")
 
 
 class Redactor:
