@@ -26,10 +26,20 @@ class MetadataConfig(CheckConfig):
     """Share of an MDT's job_stats ops one job must cause to be named the culprit."""
     min_ops_without_time: int = 10_000_000
     """When no elapsed time is printed, total ops above which the MDT is considered stormed."""
+    slow_service_us: float = 200.0
+    """Mean service time per metadata op (from the usecs sums Lustre 2.14+ prints) at or above which
+    the MDT is struggling. Below it a high rate is load the MDT keeps up with (tens of us per op
+    is normal), so it is not a metadata wall; without usecs sums the rate alone decides."""
 
 
 def _md_ops(counters: dict[str, int]) -> int:
     return sum(v for k, v in counters.items() if k in METADATA_OPS)
+
+
+def _service_us(counters: dict[str, int], usecs: dict[str, int]) -> tuple[int, int]:
+    """(summed service time in us, ops it covers) over metadata ops whose usecs sum is known."""
+    ops = [k for k in counters if k in METADATA_OPS and counters[k] and k in usecs]
+    return sum(usecs[k] for k in ops), sum(counters[k] for k in ops)
 
 
 def _fs_of(target: str) -> str:
@@ -53,7 +63,8 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
     job_stats rates) exceeds ``max_ops_per_s``; the job causing most of it is the culprit (a
     ``procname.uid`` job_stats entry is only quoted: it names a process, not a Slurm job).
     md_stats without elapsed time (counters since mount) are not a rate and are not used; job_stats
-    entries without it are timed from the Slurm job's start when known.
+    entries without it are timed from the Slurm job's start when known. Where Lustre prints service
+    times (usecs sums), the MDT must also be slow (mean at or above ``slow_service_us``).
 
     Sources: lctl get_param mdt.*.md_stats and mdt.*.job_stats; squeue for the job's user.
     """
@@ -62,7 +73,11 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
         if "-MDT" in e.target:
             jobs_by_mdt[e.target].append(e)
     rates: dict[str, tuple[float | None, int]] = {}
+    service: dict[str, float] = {}
     for m in facts.md_stats:
+        us, n = _service_us(m.counters, {k: v for k, v in m.sums.items() if m.units.get(k) == "usecs"})
+        if n:
+            service[m.target] = us / n
         # Without start/elapsed time (Lustre 2.12) the counters run since the MDT was mounted:
         # billions on any healthy MDS after weeks, so they say nothing about load now.
         if m.elapsed_s:
@@ -72,14 +87,22 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
             timed = [(e, t) for e in entries if (t := _elapsed(facts, e))]
             rate = sum(_md_ops(e.ops) / t for e, t in timed) if timed else None
             rates[target] = (rate, sum(_md_ops(e.ops) for e in entries))
+        if target not in service:
+            parts = [_service_us(e.ops, e.usecs) for e in entries]
+            if sum(n for _, n in parts):
+                service[target] = sum(us for us, _ in parts) / sum(n for _, n in parts)
     findings: list[Finding] = []
     for target, (rate, ops) in sorted(rates.items()):
         stormed = rate > cfg.max_ops_per_s if rate is not None else ops > cfg.min_ops_without_time
-        if not stormed:
+        svc = service.get(target)
+        if not stormed or (svc is not None and svc < cfg.slow_service_us):
             continue
         fs = _fs_of(target)
         shown = f"{rate:,.0f} ops/s" if rate is not None else f"{ops:,} ops"
         limit = f"{cfg.max_ops_per_s:,.0f} ops/s" if rate is not None else f"{cfg.min_ops_without_time:,} ops"
+        if svc is not None:
+            shown += f" at {svc:,.0f} us mean service time"
+            limit += f", {cfg.slow_service_us:,.0f} us"
         evidence = [Evidence(text=f"{target}: {shown} of metadata operations", metric="md_stats", value=rate or ops,
                              unit="ops/s" if rate is not None else "ops")]
         culprits = [f"fs:{fs}"]
