@@ -27,12 +27,13 @@ getxattr                  3601234 samples [usecs] 4 46240 1602784848 25677673985
 """
 
 
-def _job(job_id: str, open_: int, getattr_: int, elapsed: str | None = "299.133804560") -> str:
+def _job(job_id: str, open_: int, getattr_: int, elapsed: str | None = "299.133804560", us_per_op: int = 470) -> str:
+    """One 2.15 job_stats entry; ``us_per_op`` sets the usecs sums (mean service time per op)."""
     timing = f"  start_time:      1795950000.424885102 secs.nsecs\n  elapsed_time:    {elapsed} secs.nsecs\n" if elapsed else ""
     return (f"- job_id:          {job_id}\n  snapshot_time:   1795950299.558689639 secs.nsecs\n{timing}"
-            f"  open:            {{ samples: {open_:>11}, unit: usecs, min: 4, max: 54449, sum: 6258726510, sumsq: 1 }}\n"
-            f"  close:           {{ samples: {open_:>11}, unit: usecs, min: 3, max: 33092, sum: 4554565961, sumsq: 1 }}\n"
-            f"  getattr:         {{ samples: {getattr_:>11}, unit: usecs, min: 1, max: 71012, sum: 2311394176, sumsq: 1 }}\n")
+            f"  open:            {{ samples: {open_:>11}, unit: usecs, min: 4, max: 54449, sum: {open_ * us_per_op}, sumsq: 1 }}\n"
+            f"  close:           {{ samples: {open_:>11}, unit: usecs, min: 3, max: 33092, sum: {open_ * us_per_op}, sumsq: 1 }}\n"
+            f"  getattr:         {{ samples: {getattr_:>11}, unit: usecs, min: 1, max: 71012, sum: {getattr_ * us_per_op}, sumsq: 1 }}\n")
 
 
 # Job 74701 (a dedup scan opening and stat-ing every file) makes 96% of the MDT's operations.
@@ -55,13 +56,29 @@ def test_storm_names_the_dominant_job_its_user_and_the_fs(make_facts):
     assert (f.evidence[0].metric, f.evidence[0].unit) == ("md_stats", "ops/s") and 283_000 < f.evidence[0].value < 284_000
     assert f.evidence[1].metric == "job_stats" and f.evidence[1].value > 95
     assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "74701")]
-    assert "lustre-MDT0000 serves 283,340 ops/s" in f.message and "(threshold 20,000 ops/s)" in f.message
+    assert f.message == "lustre-MDT0000 serves 283,340 ops/s at 472 us mean service time (threshold 20,000 ops/s, 200 us)"
 
 
 def test_overloaded_mdt_without_a_dominant_job_names_only_the_fs(make_facts):
     (f,) = check_mdt_metadata_storm(_facts(make_facts, ("lctl-md-stats", MD_STATS_STORM),
                                            ("lctl-job-stats", JOB_STATS_SHARED)), MetadataConfig())
     assert f.culprits == ["fs:lustre"] and f.suggested_actions == [] and f.confidence == 0.7
+
+
+def test_high_rate_served_fast_is_not_a_wall(make_facts):
+    # 47k ops/s spread over jobs, each op served in ~25 us: the MDT keeps up (healthy-high-but-
+    # normal-mdt-load incident). Without service times the rate alone would have fired.
+    fast = MD_STATS_STORM
+    for op, n in (("open", 15952883), ("close", 15991217), ("getattr", 49413493), ("getxattr", 3601234),
+                  ("mknod", 10983), ("unlink", 12676)):
+        line = next(ln for ln in fast.splitlines() if ln.startswith(op + " "))
+        cols = line.split()
+        cols[6] = str(n * 25)
+        fast = fast.replace(line, " ".join(cols))
+    assert check_mdt_metadata_storm(_facts(make_facts, ("lctl-md-stats", fast), ("lctl-job-stats", JOB_STATS_SHARED)),
+                                    MetadataConfig()) == []
+    # A site that calls 20 us slow gets the finding.
+    assert len(check_mdt_metadata_storm(_facts(make_facts, ("lctl-md-stats", fast)), MetadataConfig(slow_service_us=20))) == 1
 
 
 def test_busy_but_healthy_mdts_do_not_fire(make_facts):
