@@ -23,4 +23,9 @@ trap cleanup EXIT
 status=0
 python -m pytest -q -p no:cacheprovider "$@" || status=$?
 # pytest exits 5 when it collected nothing: that is a failure of the suite, not a pass.
+if [ $# -eq 0 ]; then
+  # The eval gate over the bundled incidents: accuracy floor, safety, no regression on the baseline.
+  mkdir -p build/eval
+  warden eval --no-progress --min-accuracy 0.9 --baseline evals/baseline.json --report build/eval/report || status=1
+fi
 exit $status
