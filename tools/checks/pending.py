@@ -14,13 +14,19 @@ __all__ = ["PendingConfig", "check_job_pending_blocked", "BLOCKING", "QUEUE_ORDE
 QUEUE_ORDER = ("Priority", "Resources", "None", "BeginTime", "Dependency")
 """Reasons that mean "waiting its turn": normal until the wait is long."""
 BLOCKING = (
-    "ReqNodeNotAvail", "Reservation", "QOS", "Assoc", "PartitionTimeLimit", "PartitionNodeLimit",
+    "ReqNodeNotAvail", "Reservation", "QOS", "Assoc", "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig",
     "PartitionDown", "PartitionInactive", "NodeDown", "BadConstraints", "DependencyNeverSatisfied",
     "InvalidQOS", "InvalidAccount", "MaxGRES", "MaxCpu", "MaxNode", "MaxJobs", "MaxSubmit", "GrpTRES",
     "launch failed",
 )
 """Reason prefixes/fragments that block a job until something changes (squeue %r). A job held by
 its user or an admin (JobHeldUser/JobHeldAdmin) waits by someone's choice and is not reported."""
+NEVER_AS_SUBMITTED = (
+    "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig", "BadConstraints", "DependencyNeverSatisfied",
+    "InvalidQOS", "InvalidAccount",
+)
+"""Reasons that cannot clear while the job stays as submitted (it asks for more than the partition has
+or allows, or names what does not exist): reported at once, without waiting ``blocked_after_min``."""
 _PER_USER = ("peruser", "assoc")
 """Limits counted over the user's (or association's) jobs: the user's other work is the cause."""
 
@@ -38,19 +44,29 @@ def _blocking(reason: str) -> bool:
     return any(b.lower() in reason.lower() for b in BLOCKING)
 
 
-def _actions(job: SlurmJob, reason: str) -> list[ActionSpec]:
+def _actions(job: SlurmJob, reason: str, partition_nodes: int | None = None) -> list[ActionSpec]:
     low = reason.lower()
     if "reserv" in low or "maint" in low or "timelimit" in low.replace(" ", ""):
         return [ActionSpec(type="update_job", job=job.job_id,
                            reason="shorten the time limit so the job ends before the reservation starts")]
-    if "nodelimit" in low.replace(" ", ""):
-        return [ActionSpec(type="update_job", job=job.job_id, reason="ask for no more nodes than the partition allows")]
+    if "nodelimit" in low.replace(" ", "") or "partitionconfig" in low.replace(" ", ""):
+        fit = partition_nodes if partition_nodes and job.num_nodes and job.num_nodes > partition_nodes else None
+        return [ActionSpec(type="update_job", job=job.job_id, num_nodes=fit,
+                           reason="ask for no more nodes than the partition allows")]
     if "nodenotavail" in low.replace(" ", ""):
         # The job pins nodes that are down or drained (--nodelist / ReqNodeList): only its owner can
         # choose other nodes; update_job changes time limits and node counts, not node lists.
         return [ActionSpec(type="notify_owner", job=job.job_id,
                            reason="requested nodes are unavailable; change --nodelist/--exclude")]
     return [ActionSpec(type="notify_owner", job=job.job_id, reason=f"job blocked: {reason}")]
+
+
+def _partition_size(facts: Facts, partition: str | None) -> int | None:
+    """Nodes of ``partition`` that the node list shows (None when unknown)."""
+    if not partition:
+        return None
+    n = sum(1 for node in facts.nodes if partition in node.partitions)
+    return n or None
 
 
 def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]:
@@ -67,7 +83,8 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
         reason = job.reason
         blocked = _blocking(reason)
         if blocked:
-            if waited is not None and waited < timedelta(minutes=cfg.blocked_after_min):
+            permanent = any(r.lower() in reason.lower() for r in NEVER_AS_SUBMITTED)
+            if not permanent and waited is not None and waited < timedelta(minutes=cfg.blocked_after_min):
                 continue
             confidence = 0.85
         elif reason.split(",")[0].strip() in QUEUE_ORDER:
@@ -88,6 +105,6 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
             evidence=[Evidence(text=f"job {job.job_id} State=PENDING Reason={reason} NumNodes={job.num_nodes}{limit}",
                                metric="squeue")],
             confidence=confidence,
-            suggested_actions=_actions(job, reason),
+            suggested_actions=_actions(job, reason, _partition_size(facts, job.partition)),
         ))
     return findings
