@@ -1,8 +1,9 @@
 """The agent's typed dependencies: the evidence context, and where tool calls are recorded.
 
-Each tool call is appended to the audit log (kind ``tool_call``) before it runs and its outcome
-(``tool_result``: result size or error) after, so the tamper-evident record holds every call even
-when the tool fails. The run store keeps the queryable copy.
+Each tool call is appended to the audit log (kind ``tool_call``) before it runs, each finding it
+returns (kind ``finding``) before the model sees it, and its outcome (``tool_result``: result size
+or error) after, so the tamper-evident record holds every call even when the tool fails. The run
+store keeps the queryable copy.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pydantic_core import to_jsonable_python
 from agent.audit import AuditLog
 from agent.limits import LoopGuard
 from agent.store import RunStore
+from tools.models.findings import Finding
 from tools.read.context import ReadContext
 
 if TYPE_CHECKING:
@@ -60,6 +62,10 @@ class WardenDeps:
         result: T | None = None
         try:
             result = fn(self.read, **kwargs)
+            if self.audit is not None:  # findings are recorded before the model sees them
+                for f in getattr(result, "findings", None) or []:
+                    if isinstance(f, Finding):
+                        self.audit.append("finding", {"source": name, **f.model_dump(mode="json")}, run_id=self.run_id)
             return result
         except Exception as e:  # noqa: BLE001 - recorded, then re-raised unchanged
             error = f"{type(e).__name__}: {e}"

@@ -123,3 +123,20 @@ def test_limits_from_environment(monkeypatch):
     monkeypatch.setenv("WARDEN_LIMIT_WALL_TIME_S", "12.5")
     lim = LoopLimits()
     assert (lim.tool_calls, lim.wall_time_s) == (7, 12.5)
+
+
+def test_run_is_audited_in_order(ctx, tmp_path, monkeypatch):
+    """run_start, each tool call before its result, the findings the tool returned, the diagnosis, run_end."""
+    monkeypatch.setenv("WARDEN_HOME", str(tmp_path / "home"))
+    log = AuditLog(tmp_path / "a.db")
+    d = diagnose(ctx, "Job 73412 failed with an NCCL watchdog timeout. Why?", audit=log)
+    recs = list(log.records(run_id=d.run_id))
+    kinds = [r.kind for r in recs]
+    assert kinds[0] == "run_start" and kinds[-2:] == ["diagnosis", "run_end"]
+    calls = [(r.kind, r.payload["tool"]) for r in recs if r.kind in ("tool_call", "tool_result")]
+    for i, (kind, tool) in enumerate(calls):
+        if kind == "tool_result":
+            assert ("tool_call", tool) in calls[:i]
+    from_tool = [r for r in recs if r.kind == "finding" and r.payload["source"] == "get_findings"]
+    assert from_tool and {f.payload["check"] for f in from_tool} >= {f.check for f in d.findings[:1]}
+    assert recs[-2].payload["root_cause"] == d.root_cause and log.verify().ok
