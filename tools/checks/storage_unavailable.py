@@ -39,18 +39,26 @@ def check_lustre_unavailable(facts: Facts, cfg: LustreUnavailableConfig) -> list
     Sources: kernel-log events of kind lustre_error (fields state, target, nid), hung_task events.
     """
     bad: dict[str, list[KernelEvent]] = defaultdict(list)
-    restored: dict[tuple[str, str], int] = {}
+    restores: dict[str, list[KernelEvent]] = defaultdict(list)
     for ev in facts.kernel_events:
         if ev.kind != "lustre_error" or not ev.node:
             continue
         state = ev.fields.get("state", "")
         if state == "connection_restored":
-            restored[(ev.node, ev.fields.get("target", ""))] = ev.line
+            restores[ev.node].append(ev)
         elif state in _BAD_STATES:
             bad[ev.node].append(ev)
-    # Errors followed by a restored connection to the same target are a recovered blip.
+
+    def recovered(e: KernelEvent) -> bool:
+        """A later "Connection restored" on the node to the same target or server NID; an LNet
+        timeout that names neither ("Timed out tx: active_txs") is recovered by any later restore."""
+        later = [r for r in restores[e.node or ""] if r.file == e.file and r.line > e.line]
+        keys = {e.fields.get("target"), e.fields.get("nid")} - {None, ""}
+        return any(not keys or keys & {r.fields.get("target"), r.fields.get("nid")} for r in later)
+
+    # Errors followed by a restored connection to the same server are a recovered blip.
     for node in list(bad):
-        bad[node] = [e for e in bad[node] if restored.get((node, e.fields.get("target", "")), -1) < e.line]
+        bad[node] = [e for e in bad[node] if not recovered(e)]
         if len(bad[node]) < cfg.min_events:
             del bad[node]
     if not bad:
