@@ -194,3 +194,22 @@ def test_propose_and_execute_over_a_diagnosis(env, tmp_path, monkeypatch):
     assert [o.spec.type for o in outs] == [a.spec.type for a in d.proposed_actions]
     assert all(o.status in ("dry_run", "denied") for o in outs) and slurm.argv == []
     assert audit.verify().ok
+
+
+def test_recent_warden_drains_in_the_evidence_count_too(env, facts):
+    setup, *_ = env
+    f = facts.model_copy(deep=True)
+    for n in f.nodes:
+        if n.name in ("gpu008", "gpu015", "gpu016"):
+            n.flags, n.reason = ["DRAIN"], "warden: GPU hardware fault (Xid 79)"
+            n.reason_time = f.captured_at - timedelta(minutes=20)
+    setup.facts = f
+    out = setup.propose(drain("gpu007"))
+    assert out.blast.warden_drained_last_hour == 3
+    assert out.status == "denied" and "drain-rate-limit" in out.decision.policy_ids
+    for n in f.nodes:  # drained by someone else, or more than an hour ago: not Warden's recent drains
+        if n.name == "gpu008":
+            n.reason = "admin: PSU swap"
+        if n.name == "gpu015":
+            n.reason_time = f.captured_at - timedelta(hours=2)
+    assert setup.propose(drain("gpu007")).blast.warden_drained_last_hour == 1

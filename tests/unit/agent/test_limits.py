@@ -140,3 +140,18 @@ def test_run_is_audited_in_order(ctx, tmp_path, monkeypatch):
     from_tool = [r for r in recs if r.kind == "finding" and r.payload["source"] == "get_findings"]
     assert from_tool and {f.payload["check"] for f in from_tool} >= {f.check for f in d.findings[:1]}
     assert recs[-2].payload["root_cause"] == d.root_cause and log.verify().ok
+
+
+def test_cost_prices_come_from_the_gateway_config():
+    from agent.diagnose import _priced
+    from gateway.config import GatewayConfig
+
+    cfg = GatewayConfig.model_validate({
+        "providers": [{"name": "vllm", "kind": "openai_compat", "openai_base_url": "http://127.0.0.1:9/v1",
+                       "openai_model": "Qwen/Qwen2.5-7B-Instruct"}, {"name": "builtin", "kind": "builtin"}],
+        "routes": {"llm": ["vllm", "builtin"]},
+        "prices": {"Qwen/Qwen2.5-7B-Instruct": {"input_usd_per_mtok": 0.2, "output_usd_per_mtok": 0.6}}})
+    lim = _priced(LoopLimits(), "llm", cfg)
+    assert (lim.input_usd_per_mtok, lim.output_usd_per_mtok) == (0.2, 0.6)
+    assert LoopGuard(lim).cost_usd(1_000_000, 1_000_000) == pytest.approx(0.8)
+    assert _priced(LoopLimits(input_usd_per_mtok=5), "llm", cfg).input_usd_per_mtok == 5  # explicit wins
