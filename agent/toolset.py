@@ -12,6 +12,7 @@ from tools import read
 from tools.read.cost import GpuHoursLost
 from tools.read.findings import FindingsSummary
 from tools.read.gpu import GpuSummary
+from tools.read.k8s import K8sKind, K8sObjectsSummary
 from tools.read.logs import LogEventsSummary
 from tools.read.lustre import LustreSummary
 from tools.read.overview import ClusterOverview
@@ -98,6 +99,18 @@ def get_lustre_stats(ctx: RunContext[WardenDeps], limit: int = 5) -> LustreSumma
 def get_gpu_hours_lost(ctx: RunContext[WardenDeps], job_ids: list[str]) -> GpuHoursLost:
     """GPU-hours lost by these jobs (GPUs x hours since their last checkpoint, else elapsed); at most 50 jobs."""
     return ctx.deps.call("get_gpu_hours_lost", read.get_gpu_hours_lost, job_ids=job_ids)
+
+
+@read_toolset.tool
+def get_k8s_objects(ctx: RunContext[WardenDeps], kind: K8sKind, namespace: str | None = None, node: str | None = None,
+                    only_problems: bool = True, limit: int = 20) -> K8sObjectsSummary:
+    """Kubernetes nodes, pods or events (kind: node | pod | event) by namespace or node. Nodes give Ready
+    status, cordon, taints and nvidia.com/gpu capacity (found) vs allocatable (healthy) vs requested; pods
+    give phase, node, owner, restarts, GPUs requested and problems (unschedulable, CrashLoopBackOff,
+    ImagePullBackOff, OOMKilled); events give type, reason, message, count, age in seconds. only_problems
+    keeps what is wrong (Warning events only); limit 1–100."""
+    return ctx.deps.call("get_k8s_objects", read.get_k8s_objects, kind=kind, namespace=namespace, node=node,
+                         only_problems=only_problems, limit=limit)
 
 
 TOOL_NAMES = tuple(read_toolset.tools)

@@ -4,6 +4,7 @@ from tools.read.context import ReadContext
 from tools.read.cost import get_gpu_hours_lost
 from tools.read.findings import get_findings
 from tools.read.gpu import get_gpu_metrics
+from tools.read.k8s import get_k8s_objects
 from tools.read.logs import get_job_log_events, get_kernel_events
 from tools.read.lustre import get_lustre_stats
 from tools.read.overview import get_cluster_overview
@@ -15,6 +16,7 @@ __all__ = [
     "get_findings",
     "get_gpu_hours_lost",
     "get_gpu_metrics",
+    "get_k8s_objects",
     "get_job_log_events",
     "get_kernel_events",
     "get_lustre_stats",
