@@ -1,0 +1,78 @@
+"""check_nan_on_one_node on job logs with rank prefixes (PyTorch >= 2.2 "[rankN]:") and sacct allocations."""
+
+from __future__ import annotations
+
+from tools.checks.silent_corruption import NanConfig, check_nan_on_one_node
+
+# Job 1185012: 2 nodes x 8 GPUs, one rank per GPU, block distribution (ranks 0-7 on gpu-a-021,
+# 8-15 on gpu-a-022).
+SACCT = """JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|Timelimit|NNodes|AllocTRES|NodeList|
+1185012|gpt-30b-pt|hiro|pretrain|gpu|RUNNING|0:0|2026-03-03T21:40:54|2026-03-03T21:58:49|Unknown|12:16:11|2-00:00:00|2|billing=224,cpu=224,gres/gpu=16,mem=2000G,node=2|gpu-a-[021-022]|
+"""
+LOG = "logs/1185012/gpt-30b-pt-1185012.out"
+
+# Fires: only ranks 9 and 13 (both on gpu-a-022) print a NaN loss; the other ranks train on.
+ONE_NODE = """[rank0]: 2026-03-04 09:10:02 | step 41900 | loss 2.2871 | grad_norm 0.288
+[rank9]: 2026-03-04 09:10:02 | step 41900 | loss nan | grad_norm nan
+[rank13]: 2026-03-04 09:12:40 | step 41925 | loss nan | grad_norm nan
+[rank0]: 2026-03-04 09:15:02 | step 41950 | loss 2.2840 | grad_norm 0.301
+"""
+# Fires: Megatron's --check-for-nan-in-loss-and-grad assertion names the node itself.
+MEGATRON = """[rank11]: Traceback (most recent call last):
+[rank11]:   File "/opt/megatron/megatron/core/distributed/param_and_grad_buffer.py", line 201, in start_grad_sync
+[rank11]:     assert not norm.isnan(), (
+[rank11]: AssertionError: Rank 11: found NaN in local grad norm in backward pass before data-parallel communication collective. Device: 3, node: gpu-a-022
+[rank13]: Traceback (most recent call last):
+[rank13]:   File "/opt/megatron/megatron/core/distributed/param_and_grad_buffer.py", line 201, in start_grad_sync
+[rank13]:     assert not norm.isnan(), (
+[rank13]: AssertionError: Rank 13: found NaN in local grad norm in backward pass before data-parallel communication collective. Device: 5, node: gpu-a-022
+"""
+# Does not fire: NaN on ranks of both nodes -- the model diverged (learning rate), not one GPU.
+ALL_NODES = """[rank2]: 2026-03-04 09:10:02 | step 41900 | loss nan | grad_norm nan
+[rank9]: 2026-03-04 09:10:02 | step 41900 | loss nan | grad_norm nan
+"""
+
+
+def _facts(make_facts, log: str, sacct: str = SACCT):
+    return make_facts(("slurm/sacct.txt", "sacct-text", sacct), (LOG, "job-log", log), **{LOG: {"job": "1185012"}})
+
+
+def test_nan_only_from_one_nodes_ranks_blames_that_node(make_facts):
+    (f,) = check_nan_on_one_node(_facts(make_facts, ONE_NODE), NanConfig())
+    assert f.root_cause == "silent_data_corruption"
+    assert f.culprits == ["node:gpu-a-022", "job:1185012"]
+    assert [(e.file, e.line) for e in f.evidence] == [(LOG, 2), (LOG, 3)]
+    kinds = [(a.type, a.node, a.job, a.exclude_nodes) for a in f.suggested_actions]
+    assert kinds == [("drain_node", "gpu-a-022", None, []), ("run_gpu_diagnostic", "gpu-a-022", None, []),
+                     ("resubmit_from_checkpoint", None, "1185012", ["gpu-a-022"])]
+    assert f.message == "job 1185012: 2 NaN/inf loss line(s), all from ranks [9, 13] on gpu-a-022 (of 2 nodes; threshold 2)"
+
+
+def test_megatron_nan_assertions_name_the_node(make_facts):
+    (f,) = check_nan_on_one_node(_facts(make_facts, MEGATRON), NanConfig())
+    assert f.culprits == ["node:gpu-a-022", "job:1185012"]
+    assert "found NaN in local grad norm" in f.evidence[0].text
+
+
+def test_nan_on_all_nodes_is_not_silent_corruption(make_facts):
+    assert check_nan_on_one_node(_facts(make_facts, ALL_NODES), NanConfig()) == []
+
+
+def test_single_node_job_or_unknown_layout_does_not_fire(make_facts):
+    one_node = SACCT.replace("|2|billing=224,cpu=224,gres/gpu=16,mem=2000G,node=2|gpu-a-[021-022]|",
+                             "|1|billing=112,cpu=112,gres/gpu=8,mem=1000G,node=1|gpu-a-022|")
+    assert check_nan_on_one_node(_facts(make_facts, ONE_NODE, one_node), NanConfig()) == []
+    # No GPU count anywhere: which node a rank runs on cannot be told.
+    no_gpus = SACCT.replace("gres/gpu=16,", "")
+    assert check_nan_on_one_node(_facts(make_facts, ONE_NODE, no_gpus), NanConfig()) == []
+
+
+def test_threshold_is_configurable(make_facts):
+    assert check_nan_on_one_node(_facts(make_facts, ONE_NODE), NanConfig(min_events=3)) == []
+
+
+def test_hostile_log_text_is_only_quoted(make_facts):
+    # A node name in an assertion that is not one of the job's nodes is ignored; the rank decides.
+    hostile = MEGATRON.replace("node: gpu-a-022", "node: $(reboot)")
+    (f,) = check_nan_on_one_node(_facts(make_facts, hostile), NanConfig())
+    assert f.culprits == ["node:gpu-a-022", "job:1185012"] and "$(reboot)" in f.evidence[0].text
