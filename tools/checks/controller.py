@@ -22,18 +22,24 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
     """controller_unreachable when recorded Slurm commands (squeue, sinfo, scontrol, sdiag) printed
     controller communication errors instead of output, or job logs show srun/sbatch unable to reach it.
 
-    Sources: SlurmClientError records (recorded error output), job-log slurm_message events.
+    Sources: SlurmClientError records (recorded error output), job-log slurm_message events (client
+    errors and `scontrol ping` output naming the controller host, which becomes the culprit).
     """
     errors = [e for e in facts.slurm_errors if not e.format.startswith("sacct")
               and any(w in e.message.lower() for w in cfg.controller_words)]
     log_lines = [e for e in facts.job_log_events if e.kind == "slurm_message"
-                 and "unable to contact slurm controller" in e.message.lower()]
-    if not errors and not log_lines:
+                 and (e.fields.get("what") == "controller_unreachable"
+                      or "unable to contact slurm controller" in e.message.lower())]
+    down = [e for e in facts.job_log_events if e.fields.get("what") == "controller_ping" and e.fields.get("state") == "DOWN"]
+    if not errors and not log_lines and not down:
         return []
+    hosts = sorted({e.fields["controller"] for e in down})
     evidence = [Evidence(text=e.message[:300], file=e.path) for e in errors[:4]]
-    evidence += [Evidence(text=e.message[:300], file=e.file, line=e.line) for e in log_lines[:2]]
+    evidence += [Evidence(text=e.message[:300], file=e.file, line=e.line) for e in (down[:2] + log_lines[:3])]
     return [Finding(
         check="controller_unreachable", root_cause="controller_unreachable",
-        message=f"{len(errors)} Slurm command(s) and {len(log_lines)} job log line(s) could not reach slurmctld",
-        culprits=[], evidence=evidence, confidence=0.9 if errors else 0.7, suggested_actions=[],
+        message=f"{len(errors)} recorded Slurm command(s) and {len(log_lines)} log line(s) could not reach slurmctld"
+        + (f"; scontrol ping reports slurmctld on {', '.join(hosts)} DOWN" if hosts else ""),
+        culprits=[f"node:{h}" for h in hosts], evidence=evidence,
+        confidence=0.9 if (errors or hosts) else 0.7, suggested_actions=[],
     )]

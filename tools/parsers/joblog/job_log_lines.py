@@ -67,6 +67,9 @@ _CKPT_SAVED = re.compile(
     r"saving model to|saved model checkpoint to|saved (?:state|weights) to)\s*:?\s*['\"]?(?P<path>/[^\s'\"(),]+)",
     re.IGNORECASE)
 """A completed (or, for Lightning/HF's "saving model ... to", started) checkpoint save naming its path."""
+_CKPT_SAVED_ITER = re.compile(
+    r"successfully saved checkpoint (?:from|at) iteration\s+(?P<step>\d+) to (?P<path>/[^\s'\"(),\[]+)", re.IGNORECASE)
+"""Megatron-LM's save line: the step is the iteration, the path the checkpoint directory."""
 _CKPT_STEP = re.compile(r"(?:global_step|step|checkpoint|iter)[_=-]?(?P<n>\d+)|epoch[_=-]?(?P<e>\d+)", re.IGNORECASE)
 _FAILURE_WORDS = re.compile(r"\b(?:error|fail(?:ed|ure)?|exception|cannot|unable)\b", re.IGNORECASE)
 _ENOSPC = re.compile(r"No space left on device|\bENOSPC\b|Errno 28\b|errno 28\b|Disk quota exceeded|\bEDQUOT\b|Errno 122\b")
@@ -78,6 +81,11 @@ _SLURM_CANCEL = re.compile(
     r"\*\*\* (?P<what>JOB|STEP) (?P<id>[\d._a-z]+) ON (?P<node>\S+) (?P<state>CANCELLED|FAILED)"
     r"(?: AT (?P<at>\S+))?(?: DUE TO (?P<reason>[A-Z ]+?))?(?: \*\*\*|$)"
 )
+_SLURM_CLIENT = re.compile(
+    r"^(?:slurm_load_\w+(?: error)?|(?:squeue|sinfo|sbatch|srun|salloc|scontrol|sacct|sdiag)(?:: error)?):.*"
+    r"(?:Unable to contact slurm controller|Socket timed out on send/recv|Zero Bytes were transmitted)",
+    re.IGNORECASE)
+_CTLD_PING = re.compile(r"^Slurmctld\((?P<role>primary|backup)\) at (?P<host>[\w.-]+) is (?P<state>UP|DOWN)\b")
 _SRUN_EXIT = re.compile(r"srun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,-]+): (?P<status>.+?)\s*$")
 _SLURM_OOM = re.compile(r"Detected (?P<n>\d+) oom[-_]kill event")
 _SLURM_LINE = re.compile(r"^(?:slurmstepd(?:-\S+)?: (?:error|\*\*\*)|srun: (?:error|Job step aborted|forcing job termination)|.*\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED)")
@@ -214,6 +222,12 @@ def checkpoint_fields(path: str) -> dict[str, str]:
 
 def classify(message: str) -> list[Classified]:
     """Every event kind one message line is (at most two: ENOSPC while saving is both)."""
+    ping = _CTLD_PING.match(message)
+    if ping:  # `scontrol ping` output kept in a log or transcript
+        return [("slurm_message", None, {"what": "controller_ping", "controller": ping["host"],
+                                         "role": ping["role"], "state": ping["state"]})]
+    if _SLURM_CLIENT.match(message):
+        return [("slurm_message", None, {"what": "controller_unreachable"})]
     if _SLURM_LINE.search(message):
         return [_slurm(message)]
     if _OOM.search(message):
@@ -238,6 +252,9 @@ def classify(message: str) -> list[Classified]:
         return [("cuda_error", exception_type(message), {"error": error[:200]})]
     if _CKPT_LOAD.search(message):
         return [("checkpoint_load_failure", exception_type(message), {})]
+    mega = _CKPT_SAVED_ITER.search(message)
+    if mega:
+        return [("checkpoint_saved", None, {"path": mega["path"][:400], "step": str(int(mega["step"]))})]
     saved = _CKPT_SAVED.search(message)
     if saved and not _FAILURE_WORDS.search(message):
         return [("checkpoint_saved", None, checkpoint_fields(saved["path"]))]

@@ -34,3 +34,17 @@ def test_only_the_newest_saves_are_kept():
     events = saved(text)
     assert len(events) == MAX_CHECKPOINTS_KEPT
     assert events[-1].fields["step"] == str(MAX_CHECKPOINTS_KEPT + 29)
+
+
+def test_megatron_save_line_gives_iteration_and_directory():
+    (e,) = saved("successfully saved checkpoint from iteration   42000 to /scratch/h/gpt30b/ckpt [ t 1/8, p 1/1 ]\n")
+    assert e.fields == {"path": "/scratch/h/gpt30b/ckpt", "step": "42000"}
+
+
+def test_controller_errors_in_a_transcript_are_slurm_messages():
+    text = ("slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n"
+            "Slurmctld(primary) at ctl1 is DOWN\n"
+            "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)\n")
+    events = [e for e in parse_job_log(text, path="t", job=None) if isinstance(e, JobLogEvent)]
+    assert [e.fields.get("what") for e in events] == ["controller_unreachable", "controller_ping", "controller_unreachable"]
+    assert events[1].fields["controller"] == "ctl1" and events[1].fields["state"] == "DOWN"
