@@ -25,6 +25,7 @@ from tools.checks.io_bound import IoBoundConfig, check_io_bandwidth_bound
 from tools.checks.k8s_crash_loop import K8sCrashLoopConfig, check_k8s_crash_loop
 from tools.checks.k8s_device_plugin import K8sDevicePluginConfig, check_k8s_device_plugin
 from tools.checks.k8s_gpu_capacity import K8sGpuCapacityConfig, check_k8s_gpu_capacity
+from tools.checks.k8s_gpu_xid import K8sGpuXidConfig, check_k8s_gpu_xid
 from tools.checks.k8s_image_pull import K8sImagePullConfig, check_k8s_image_pull
 from tools.checks.k8s_node_not_ready import K8sNodeNotReadyConfig, check_k8s_node_not_ready
 from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
@@ -97,6 +98,8 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                                 description="CrashLoopBackOff, OOMKilled or CUDA OOM containers"),
     "k8s_device_plugin": CheckSpec(fn=check_k8s_device_plugin, config=K8sDevicePluginConfig,
                                    description="NVIDIA device plugin / GPU stack pods failing, 0 allocatable GPUs"),
+    "k8s_gpu_xid": CheckSpec(fn=check_k8s_gpu_xid, config=K8sGpuXidConfig,
+                             description="GPU hardware Xid on a Kubernetes node (k8snode culprit, cordon)"),
 }
 
 

@@ -104,10 +104,14 @@ def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Find
     Sources: k8s-json pods (phase, PodScheduled condition, GPU requests) and nodes (capacity,
     allocatable); FailedScheduling events; kernel-log / DCGM Xids.
     """
-    waiting = _waiting_pods(facts)
+    used = {n.name: sum(p.gpu_request for p in active_pods_on(facts, n.name)) for n in facts.k8s_nodes}
+    open_nodes = [n for n in facts.k8s_nodes if n.ready_status == "True" and not n.unschedulable]
+    # A pod that fits on a schedulable node now (GPUs freed since the scheduler's last try) is about
+    # to be placed; its FailedScheduling message is stale, not a fault.
+    waiting = [w for w in _waiting_pods(facts)
+               if not any((n.allocatable_gpu or 0) - used[n.name] >= (w.gpus or 1) for n in open_nodes)]
     if not waiting:
         return []
-    used = {n.name: sum(p.gpu_request for p in active_pods_on(facts, n.name)) for n in facts.k8s_nodes}
     degraded = [n for n in facts.k8s_nodes
                 if n.capacity_gpu is not None and (n.allocatable_gpu or 0) < n.capacity_gpu]
     findings: list[Finding] = []

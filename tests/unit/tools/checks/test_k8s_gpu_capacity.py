@@ -126,3 +126,12 @@ def test_request_larger_than_any_node_can_never_fit(make_facts):
     assert f.root_cause == "insufficient_gpu_capacity" and f.confidence == 0.9
     assert "16 requested, largest node capacity 8" in f.message and "can never be scheduled" in f.message
     assert f.culprits == ["pod:ml-team/llm-finetune-0"] and f.suggested_actions[0].type == "notify_owner"
+
+
+def test_pod_that_fits_now_is_not_reported(make_facts):
+    # Does not fire: the scheduler's "Insufficient" is stale — a job on gpu-a100-01 finished, so that
+    # Ready node now has 8 free GPUs for the 8-GPU pod, which will be placed on the next retry.
+    doc = json.loads(PODS)
+    doc["items"] = [p for p in doc["items"] if p["spec"].get("nodeName") != "gpu-a100-01"]
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", json.dumps(doc)))
+    assert check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig()) == []

@@ -1,0 +1,61 @@
+"""check_k8s_gpu_xid: hardware Xids on a node the Kubernetes API lists (tests/fixtures/k8s-json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tools.checks.k8s_gpu_xid import K8sGpuXidConfig, check_k8s_gpu_xid
+
+FIX = Path(__file__).parents[3] / "fixtures"
+NODES = (FIX / "k8s-json" / "1.29-nodelist-gpu.json").read_text()
+PODS = (FIX / "k8s-json" / "1.29-podlist-problems.json").read_text()
+XID79 = "[Wed Mar  4 06:28:11 2026] NVRM: Xid (PCI:0000:20:1d): 79, pid=219, name=python3, GPU has fallen off the bus.\n"
+XID13 = "[Wed Mar  4 06:28:11 2026] NVRM: Xid (PCI:0000:20:1d): 13, pid=219, name=python3, Graphics Exception\n"
+KERNEL = "kernel/gpu-a100-01.log"
+
+
+def _failed_pod_on_01() -> str:
+    """The fixture's pods plus a failed 8-GPU PyTorchJob worker on gpu-a100-01 (exit 1)."""
+    doc = json.loads(PODS)
+    worker = json.loads(json.dumps(next(p for p in doc["items"] if p["metadata"]["name"] == "bert-pretrain-0")))
+    worker["metadata"].update(name="dpo-13b-worker-2", namespace="research",
+                              ownerReferences=[{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "name": "dpo-13b",
+                                                "uid": "o-dpo", "controller": True}])
+    worker["spec"]["nodeName"] = "gpu-a100-01"
+    worker["status"]["phase"] = "Failed"
+    worker["status"]["containerStatuses"][0].update(ready=False, state={"terminated": {
+        "exitCode": 1, "reason": "Error", "startedAt": "2026-03-04T01:00:00Z", "finishedAt": "2026-03-04T06:58:40Z"}})
+    doc["items"].append(worker)
+    return json.dumps(doc)
+
+
+def test_xid79_on_a_kubernetes_node_names_node_and_gpu_pods_and_cordons(make_facts):
+    # Fires: Xid 79 (fallen off the bus) on gpu-a100-01; the failed worker and the running resnet pod
+    # (2 GPUs) used GPUs there; the CPU-only dataprep pod is not a culprit.
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", _failed_pod_on_01()),
+                       (KERNEL, "kernel-log", XID79), **{KERNEL: {"node": "gpu-a100-01"}})
+    (f,) = check_k8s_gpu_xid(facts, K8sGpuXidConfig())
+    assert f.root_cause == "gpu_hardware_fault" and f.confidence == 0.96
+    assert f.culprits == ["k8snode:gpu-a100-01", "pod:ml-team/resnet-train-7d9c6b5f4-x2kqp", "pod:research/dpo-13b-worker-2"]
+    assert "Xid 79 (threshold 1)" in f.message and "device plugin still advertises all 8 GPUs" in f.message
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("cordon_node", "gpu-a100-01")]
+    assert (f.evidence[0].file, f.evidence[0].line) == (KERNEL, 1)
+
+
+def test_application_xid_does_not_fire(make_facts):
+    # Does not fire: Xid 13 is the application's fault, not the GPU's.
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), (KERNEL, "kernel-log", XID13), **{KERNEL: {"node": "gpu-a100-01"}})
+    assert check_k8s_gpu_xid(facts, K8sGpuXidConfig()) == []
+
+
+def test_xid_on_a_host_the_api_does_not_list_is_left_to_gpu_xid(make_facts):
+    # Does not fire: no Kubernetes node objects (a Slurm cluster's kernel log).
+    facts = make_facts((KERNEL, "kernel-log", XID79), **{KERNEL: {"node": "gpu-a100-01"}})
+    assert check_k8s_gpu_xid(facts, K8sGpuXidConfig()) == []
+
+
+def test_threshold_is_configurable(make_facts):
+    # Does not fire: one Xid event is below min_events=2.
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), (KERNEL, "kernel-log", XID79), **{KERNEL: {"node": "gpu-a100-01"}})
+    assert check_k8s_gpu_xid(facts, K8sGpuXidConfig(min_events=2)) == []
