@@ -11,8 +11,11 @@ from tools.models.slurm import SlurmJob
 
 __all__ = ["PendingConfig", "check_job_pending_blocked", "BLOCKING", "QUEUE_ORDER"]
 
-QUEUE_ORDER = ("Priority", "Resources", "None", "BeginTime", "Dependency")
-"""Reasons that mean "waiting its turn": normal until the wait is long."""
+QUEUE_ORDER = ("Priority", "Resources", "None")
+"""Reasons that mean "waiting its turn": normal until the wait is long. BeginTime (the owner asked
+for a later start) and Dependency (waiting for another job to finish, however long it runs) wait
+by design, like a hold, and are not reported; a dependency that can no longer be met shows as
+DependencyNeverSatisfied, which blocks."""
 BLOCKING = (
     "ReqNodeNotAvail", "Reservation", "QOS", "Assoc", "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig",
     "PartitionDown", "PartitionInactive", "NodeDown", "BadConstraints", "DependencyNeverSatisfied",
