@@ -104,3 +104,14 @@ def test_pinned_drained_nodes_notify_the_owner(make_facts):
     (f,) = check_job_pending_blocked(_facts(make_facts, pinned), PendingConfig())
     assert f.culprits == ["job:1186400"]
     assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "1186400")]
+
+
+def test_long_begin_time_and_dependency_waits_are_by_design(make_facts):
+    # Submitted 7 h ago with --begin (the owner chose a later start) or --dependency on a long
+    # upstream job: neither is the scheduler failing the job. Before the fix both were reported
+    # as scheduler_wait once past queue_wait_after_h.
+    begin = _scontrol("73700", "nightly-eval", "erin", "BeginTime", "2026-03-04T03:15:00", nodes=1)
+    dep = _scontrol("73701", "post-proc", "erin", "Dependency", "2026-03-04T03:15:00", nodes=1)
+    assert check_job_pending_blocked(_facts(make_facts, begin, dep), PendingConfig()) == []
+    never = _scontrol("73702", "post-proc", "erin", "DependencyNeverSatisfied", "2026-03-04T03:15:00", nodes=1)
+    assert check_job_pending_blocked(_facts(make_facts, never), PendingConfig())[0].culprits == ["job:73702"]
