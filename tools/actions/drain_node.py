@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from tools.actions.base import WARDEN_PREFIX, Action, CommandRunner, VerifyResult
+from tools.actions.params import NodeName
 from tools.actions.slurm_state import read_node
 from tools.models.ids import ActionType
 
@@ -19,7 +20,7 @@ class DrainNode(Action):
     """
 
     action_type: ClassVar[ActionType] = "drain_node"
-    node: str
+    node: NodeName
     reason: str
 
     def _full_reason(self) -> str:

@@ -7,6 +7,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from tools.actions.base import Action, Authorization, CommandRunner, ExecutionResult, VerifyResult
+from tools.actions.params import JobId
 from tools.actions.slurm_state import read_job
 from tools.models.ids import ActionType
 
@@ -20,7 +21,7 @@ class HoldJob(Action):
     """`scontrol hold <job>`: keep a pending job from starting (reversible with release_job)."""
 
     action_type: ClassVar[ActionType] = "hold_job"
-    job: str
+    job: JobId
 
     def _commands(self) -> list[list[str]]:
         return [["scontrol", "hold", self.job]]
@@ -47,7 +48,7 @@ class ReleaseJob(Action):
     """`scontrol release <job>`: let a held job be scheduled again."""
 
     action_type: ClassVar[ActionType] = "release_job"
-    job: str
+    job: JobId
 
     def _commands(self) -> list[list[str]]:
         return [["scontrol", "release", self.job]]
@@ -75,7 +76,7 @@ class RequeueJob(Action):
     last checkpoint is lost)."""
 
     action_type: ClassVar[ActionType] = "requeue_job"
-    job: str
+    job: JobId
 
     def _commands(self) -> list[list[str]]:
         return [["scontrol", "requeue", self.job]]
@@ -102,7 +103,7 @@ class CancelJob(Action):
     """`scancel <job>`: end a job for good."""
 
     action_type: ClassVar[ActionType] = "cancel_job"
-    job: str
+    job: JobId
 
     def _commands(self) -> list[list[str]]:
         return [["scancel", self.job]]
@@ -129,7 +130,7 @@ class UpdateJob(Action):
     """`scontrol update JobId=<job> [TimeLimit=<min>] [NumNodes=<n>]` on a pending job."""
 
     action_type: ClassVar[ActionType] = "update_job"
-    job: str
+    job: JobId
     time_limit_min: int | None = Field(default=None, ge=1)
     num_nodes: int | None = Field(default=None, ge=1)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from tools.actions.base import Action
+from tools.actions.params import K8sName
 from tools.models.ids import ActionType
 
 __all__ = ["CordonNode", "UncordonNode", "DrainK8sNode", "EvictPod"]
@@ -14,7 +15,7 @@ class CordonNode(Action):
     """`kubectl cordon <node>`: mark unschedulable (reversible)."""
 
     action_type: ClassVar[ActionType] = "cordon_node"
-    node: str
+    node: K8sName
 
     def _commands(self) -> list[list[str]]:
         return [["kubectl", "cordon", self.node]]
@@ -27,7 +28,7 @@ class UncordonNode(Action):
     """`kubectl uncordon <node>`."""
 
     action_type: ClassVar[ActionType] = "uncordon_node"
-    node: str
+    node: K8sName
 
     def _commands(self) -> list[list[str]]:
         return [["kubectl", "uncordon", self.node]]
@@ -40,7 +41,7 @@ class DrainK8sNode(Action):
     """`kubectl drain <node> --ignore-daemonsets --delete-emptydir-data`: cordon and evict its pods."""
 
     action_type: ClassVar[ActionType] = "drain_k8s_node"
-    node: str
+    node: K8sName
 
     def _commands(self) -> list[list[str]]:
         return [["kubectl", "drain", self.node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=300s"]]
@@ -53,8 +54,8 @@ class EvictPod(Action):
     """Evict one pod through the Eviction API (honours PodDisruptionBudgets)."""
 
     action_type: ClassVar[ActionType] = "evict_pod"
-    pod: str
-    namespace: str = "default"
+    pod: K8sName
+    namespace: K8sName = "default"
 
     def _commands(self) -> list[list[str]]:
         # kubectl has no evict verb; the Eviction subresource is what drain uses per pod.

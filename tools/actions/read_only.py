@@ -7,6 +7,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from tools.actions.base import Action
+from tools.actions.params import JobId, NodeName
 from tools.models.ids import ActionType
 
 __all__ = ["RunGpuDiagnostic", "NotifyOwner"]
@@ -16,7 +17,7 @@ class RunGpuDiagnostic(Action):
     """`dcgmi diag -r <level>` on the node, through srun so Slurm accounts for it."""
 
     action_type: ClassVar[ActionType] = "run_gpu_diagnostic"
-    node: str
+    node: NodeName
     level: int = Field(default=2, ge=1, le=4)
 
     def _commands(self) -> list[list[str]]:
@@ -31,7 +32,7 @@ class NotifyOwner(Action):
     """Tell the job's owner what happened and what to change; sends no cluster command."""
 
     action_type: ClassVar[ActionType] = "notify_owner"
-    job: str | None = None
+    job: JobId | None = None
     user: str | None = None
     message: str
 

@@ -16,6 +16,7 @@ from typing import ClassVar
 from pydantic import Field, PrivateAttr
 
 from tools.actions.base import Action, Authorization, CommandRunner, ExecutionResult, VerifyResult
+from tools.actions.params import CheckpointPath, JobId, NodeName
 from tools.actions.slurm_state import read_job
 from tools.errors import CommandError
 from tools.models.ids import ActionType
@@ -32,9 +33,9 @@ def _script(job: str) -> str:
 class _Resubmit(Action):
     """Shared execute/verify of the two resubmitting actions."""
 
-    job: str
-    exclude_nodes: list[str] = Field(default_factory=list)
-    checkpoint: str | None = None
+    job: JobId
+    exclude_nodes: list[NodeName] = Field(default_factory=list)
+    checkpoint: CheckpointPath | None = None
     _new_job: str | None = PrivateAttr(default=None)
 
     @property

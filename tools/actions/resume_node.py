@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from tools.actions.base import WARDEN_PREFIX, Action, CommandRunner, ExecutionResult, Authorization, VerifyResult
+from tools.actions.params import NodeName
 from tools.actions.slurm_state import read_node
 from tools.errors import ActionError
 from tools.models.ids import ActionType
@@ -16,7 +17,7 @@ class ResumeNode(Action):
     """`scontrol update NodeName=<node> State=RESUME`, refused unless the drain reason starts with ``warden:``."""
 
     action_type: ClassVar[ActionType] = "resume_node"
-    node: str
+    node: NodeName
 
     def _commands(self) -> list[list[str]]:
         return [["scontrol", "update", f"NodeName={self.node}", "State=RESUME"]]

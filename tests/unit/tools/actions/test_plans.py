@@ -108,3 +108,19 @@ def test_every_action_plans(spec):
     planned = plan_spec(spec)
     assert planned.error is None and len(planned.plan_hash) == 64
     assert all(isinstance(a, str) for argv in planned.commands for a in argv)
+
+
+@pytest.mark.parametrize("spec", [
+    ActionSpec(type="drain_node", node="gpu[001-128]"),          # a hostlist would drain the whole range
+    ActionSpec(type="drain_node", node="gpu01,gpu02"),
+    ActionSpec(type="drain_node", node="gpu01; reboot"),
+    ActionSpec(type="cancel_job", job="4242 4243"),
+    ActionSpec(type="cancel_job", job="-u alice"),
+    ActionSpec(type="resubmit_from_checkpoint", job="1", checkpoint="/c,LD_PRELOAD=/tmp/x.so"),
+    ActionSpec(type="resubmit_from_checkpoint", job="1", exclude_nodes=["gpu[1-9]"]),
+    ActionSpec(type="evict_pod", pod="../../nodes/x", namespace="ns"),
+    ActionSpec(type="cordon_node", node="Node_With_Caps"),
+])
+def test_targets_must_name_exactly_one_thing(spec):
+    with pytest.raises(ActionError):
+        build_action(spec)
