@@ -35,7 +35,7 @@ def _from_events(facts: Facts, cfg: K8sNodeNotReadyConfig, known: set[str]) -> l
         age = _age_s(e, facts)
         if e.reason != "NodeNotReady" or (age is not None and age < cfg.min_not_ready_s):
             continue
-        pods = active_pods_on(facts, name)
+        pods = [p for p in active_pods_on(facts, name) if p.owner_kind != "DaemonSet"]
         age_txt = f"{age / 60:.0f} min ago" if age is not None else "at an unknown time"
         findings.append(Finding(
             check="k8s_node_not_ready", root_cause="node_unresponsive",
@@ -61,7 +61,8 @@ def _newer(a: K8sEvent, b: K8sEvent, facts: Facts) -> bool:
 
 def check_k8s_node_not_ready(facts: Facts, cfg: K8sNodeNotReadyConfig) -> list[Finding]:
     """node_unresponsive per Kubernetes node whose Ready condition is False or Unknown for at least
-    ``min_not_ready_s``; its unfinished pods are culprits too. Proposes cordon_node unless the node
+    ``min_not_ready_s``; its unfinished workload pods (GPU pods first; DaemonSet pods excluded) are
+    culprits too. Proposes cordon_node unless the node
     is already cordoned. Nodes not collected as objects are judged from NodeNotReady / NodeReady
     events (lower confidence).
 
@@ -76,12 +77,15 @@ def check_k8s_node_not_ready(facts: Facts, cfg: K8sNodeNotReadyConfig) -> list[F
         age = (facts.captured_at - since).total_seconds() if since else None
         if age is not None and age < cfg.min_not_ready_s:
             continue
-        pods = active_pods_on(facts, node.name)
+        # DaemonSet pods live on every node by design; the workloads stranded here are the others,
+        # GPU pods first.
+        pods = sorted((p for p in active_pods_on(facts, node.name) if p.owner_kind != "DaemonSet"),
+                      key=lambda p: (not p.gpu_request, p.ref))
         gpu_pods = [p for p in pods if p.gpu_request]
         age_txt = f"for {age / 60:.0f} min" if age is not None else "(since unknown)"
         why = f"{node.ready_reason}: {node.ready_message}" if node.ready_reason else (node.ready_message or "no reason given")
         message = (f"node {node.name} Ready={node.ready_status} {age_txt} ({why}); threshold {cfg.min_not_ready_s:g} s; "
-                   f"{len(pods)} pod(s) still bound to it ({len(gpu_pods)} using GPUs)")
+                   f"{len(pods)} workload pod(s) still bound to it ({len(gpu_pods)} using GPUs)")
         evidence = [node_evidence(node, extra=", ".join(f"taint {t.key}:{t.effect}" for t in node.taints))]
         evidence += [event_evidence(e) for e in node_events(facts, node.name) if e.reason == "NodeNotReady"][:3]
         evidence += [Evidence(text=f"pod {p.ref} phase={p.phase} on {node.name}", file=p.file) for p in pods[:3]]

@@ -76,3 +76,16 @@ def test_events_only_node_ready_again_does_not_fire(make_facts):
              "5m          Normal   NodeReady      node/gpu-a100-03   Node gpu-a100-03 status is now: NodeReady\n")
     facts = make_facts(("k8s/events.txt", "k8s-events-text", table))
     assert check_k8s_node_not_ready(facts, K8sNodeNotReadyConfig()) == []
+
+
+def test_daemonset_pods_are_not_culprits(make_facts):
+    # Fires, but names only the workload: the device-plugin DaemonSet pod moved onto the lost node is
+    # there by design on every node, so it is not a stranded workload.
+    doc = json.loads(PODS)
+    for p in doc["items"]:
+        if p["metadata"]["name"].startswith("nvidia-device-plugin"):
+            p["spec"]["nodeName"] = "gpu-a100-03"
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", json.dumps(doc)))
+    (f,) = check_k8s_node_not_ready(facts, K8sNodeNotReadyConfig())
+    assert f.culprits == ["k8snode:gpu-a100-03", "pod:ml-team/bert-pretrain-0"]
+    assert "1 workload pod(s) still bound to it (1 using GPUs)" in f.message
