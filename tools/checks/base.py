@@ -7,6 +7,7 @@ reads parsed facts only (never fetches), so replay runs it unchanged.
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta, timezone
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -28,6 +29,7 @@ __all__ = [
     "same_run_jobs",
     "job_culprits",
     "is_slurm_job_id",
+    "kernel_event_time",
 ]
 
 C = TypeVar("C", bound=BaseModel)
@@ -62,6 +64,31 @@ def log_evidence(ev: JobLogEvent) -> Evidence:
     """Evidence citing a job log event (file and line)."""
     prefix = f"[rank {ev.rank}] " if ev.rank is not None else ""
     return Evidence(text=_clip(prefix + ev.message), file=ev.file, line=ev.line)
+
+
+_MONOTONIC = re.compile(r"^\[\s*(?P<s>\d+(?:\.\d+)?)\]$")
+
+
+def kernel_event_time(facts: Facts, ev: KernelEvent) -> datetime | None:
+    """When a kernel line was logged, as UTC (the snapshots' convention for zone-less times):
+    ``dmesg -T`` / journalctl / ISO prefixes, or dmesg seconds since boot plus the node's
+    BootTime; None when it cannot be told."""
+    ts = (ev.timestamp or "").strip()
+    m = _MONOTONIC.match(ts)
+    if m:
+        node = facts.node(ev.node or "")
+        return node.boot_time + timedelta(seconds=float(m["s"])) if node and node.boot_time else None
+    text = " ".join(ts.strip("[]").split())
+    for fmt, year in (("%a %b %d %H:%M:%S %Y", ""), ("%b %d %H:%M:%S %Y", f" {facts.captured_at.year}")):
+        try:
+            return datetime.strptime(text.split(".")[0] + year, fmt).replace(tzinfo=timezone.utc)
+        except ValueError:
+            pass
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 _ACTIVE = ("RUNNING", "COMPLETING", "SUSPENDED")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from tools.checks.base import CheckConfig, affected_jobs, job_culprits, kernel_evidence
+from tools.checks.base import CheckConfig, affected_jobs, job_culprits, kernel_event_time, kernel_evidence
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.logs import KernelEvent
 
 __all__ = ["HostOomConfig", "check_node_host_oom"]
 
@@ -15,6 +16,16 @@ class HostOomConfig(CheckConfig):
     """No thresholds yet: one OOM kill is enough to explain a dead process."""
 
     min_kills: int = 1
+
+
+def _ran_during(facts: Facts, job_id: str, kills: list[KernelEvent]) -> bool:
+    """False when every kill was logged before the job started (dmesg keeps lines since boot:
+    an old kill is not the current job's); True when that cannot be told."""
+    rec = facts.job(job_id) or facts.acct_job(job_id)
+    times = [kernel_event_time(facts, e) for e in kills]
+    if not rec or not rec.start_time or None in times:
+        return True
+    return any(t >= rec.start_time for t in times if t is not None)
 
 
 def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
@@ -35,7 +46,7 @@ def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
         # The kill line's cgroup (task_memcg=/slurm/uid_N/job_4242/...) names the job whose memory
         # ran out; on a shared node the other jobs there are bystanders.
         named = list(dict.fromkeys(e.fields["slurm_job"] for e in events if e.fields.get("slurm_job")))
-        jobs = affected_jobs(facts, [node])
+        jobs = [j for j in affected_jobs(facts, [node]) if _ran_during(facts, j, events)]
         jobs = named or [j for j in jobs if j in oom_jobs] or jobs
         evidence: list[Evidence] = [kernel_evidence(e) for e in events[:3]]
         evidence += [Evidence(text=f"sacct: job {j} state OUT_OF_MEMORY", metric="sacct") for j in jobs if j in oom_jobs]

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
-from tools.checks.base import CheckConfig, kernel_evidence
+from tools.checks.base import CheckConfig, kernel_event_time, kernel_evidence
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Evidence, Finding
-from tools.models.logs import KernelEvent
 
 __all__ = ["StuckCompletingConfig", "check_job_stuck_completing"]
 
@@ -17,31 +15,6 @@ class StuckCompletingConfig(CheckConfig):
     """How long COMPLETING may last."""
 
     max_completing_min: int = 10
-
-
-_MONOTONIC = re.compile(r"^\[\s*(?P<s>\d+(?:\.\d+)?)\]$")
-
-
-def _logged_at(facts: Facts, ev: KernelEvent) -> datetime | None:
-    """When a kernel line was logged, as UTC (the snapshots' convention for zone-less times):
-    ``dmesg -T`` / journalctl / ISO prefixes, or dmesg seconds since boot plus the node's
-    BootTime; None when it cannot be told."""
-    ts = (ev.timestamp or "").strip()
-    m = _MONOTONIC.match(ts)
-    if m:
-        node = facts.node(ev.node or "")
-        return node.boot_time + timedelta(seconds=float(m["s"])) if node and node.boot_time else None
-    text = " ".join(ts.strip("[]").split())
-    for fmt, year in (("%a %b %d %H:%M:%S %Y", ""), ("%b %d %H:%M:%S %Y", f" {facts.captured_at.year}")):
-        try:
-            return datetime.strptime(text.split(".")[0] + year, fmt).replace(tzinfo=timezone.utc)
-        except ValueError:
-            pass
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 def check_job_stuck_completing(facts: Facts, cfg: StuckCompletingConfig) -> list[Finding]:
@@ -58,7 +31,7 @@ def check_job_stuck_completing(facts: Facts, cfg: StuckCompletingConfig) -> list
         since = facts.captured_at - job.end_time if job.end_time else None
         # A hung-task report from before the job started is about some earlier work, not this job.
         hung = [e for e in facts.kernel_events if e.kind == "hung_task" and e.node in job.nodes
-                and not (job.start_time and (t := _logged_at(facts, e)) and t < job.start_time)]
+                and not (job.start_time and (t := kernel_event_time(facts, e)) and t < job.start_time)]
         too_long = since is not None and since > timedelta(minutes=cfg.max_completing_min)
         if not (too_long or hung):
             continue
