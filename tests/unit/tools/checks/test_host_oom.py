@@ -69,3 +69,21 @@ def test_hostile_process_name_is_only_quoted(make_facts):
     (f,) = check_node_host_oom(_facts(make_facts, "gpu015", hostile), HostOomConfig())
     assert f.culprits[-1] == "node:gpu015" and "$(reboot)" in f.evidence[0].text
     assert all("reboot" not in (a.reason or "") for a in f.suggested_actions)
+
+
+def test_old_kill_is_not_blamed_on_the_job_running_there_now(make_facts):
+    # dmesg keeps lines since boot: a system OOM kill two days before job 74931 started on gpu015
+    # belongs to earlier work. Before the fix the current job was made the culprit and notified.
+    old = ("[Mon Mar  2 07:58:40 2026] Out of memory: Killed process 51200 (pt_data_worker) total-vm:40123456kB, "
+           "anon-rss:30123456kB, file-rss:0kB, shmem-rss:1024kB, UID:1000 pgtables:61234kB oom_score_adj:0\n")
+    job = """JobId=74931 JobName=eval-harness
+   UserId=erin(1001) GroupId=erin(1001) MCS_label=N/A
+   JobState=RUNNING Reason=None Dependency=(null)
+   StartTime=2026-03-04T09:02:20 EndTime=2026-03-05T09:02:20 Deadline=N/A
+   NodeList=gpu015
+"""
+    path = "kernel/gpu015.log"
+    facts = make_facts(("slurm/scontrol_show_job_74931.txt", "scontrol-job-text", job), (path, "kernel-log", old),
+                       **{path: {"node": "gpu015"}})
+    (f,) = check_node_host_oom(facts, HostOomConfig())
+    assert f.culprits == ["node:gpu015"] and f.suggested_actions == []
