@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from tools.checks.checkpoint_corrupt import CheckpointConfig, check_checkpoint_load_failure
 
+# Context (fires neither way alone): 75220 and 75301 are one training run -- same user and job
+# name -- so checkpoints the first job saved are candidates for the second.
 SACCT = """JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|Timelimit|NNodes|AllocTRES|NodeList|
 75220|llm13b-pt3|alice|ml-llm|gpu|FAILED|1:0|2026-11-28T14:13:21|2026-11-28T14:22:10|2026-11-29T03:10:52|12:48:42|2-00:00:00|4|billing=512,cpu=512,gres/gpu=32,mem=6400G,node=4|gpu[005-008]|
 75301|llm13b-pt3|alice|ml-llm|gpu|FAILED|1:0|2026-11-29T08:48:53|2026-11-29T09:21:40|2026-11-29T09:23:05|00:01:25|2-00:00:00|4|billing=512,cpu=512,gres/gpu=32,mem=6400G,node=4|gpu[005-008]|

@@ -14,6 +14,7 @@ LOG = "logs/1186044/prep-pipeline-1186044.out"
 SRUN_ERR = "srun: error: Unable to create step for job 1186044: Unable to contact slurm controller (connect failure)\n"
 # Does not fire: an ordinary task failure reported by srun.
 SRUN_TASK = "srun: error: gpu017: task 0: Exited with exit code 1\n"
+# Context: a normal squeue table, i.e. slurmctld answered this command.
 SQUEUE_OK = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
            1186044       cpu prep-pip    goran  R      57:36      1 cpu-c-05
 """

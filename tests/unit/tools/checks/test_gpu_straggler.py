@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tools.checks.gpu_straggler import StragglerConfig, check_gpu_straggler
 
+# Context: job 74555 spans gpu[001-004]; its nodes are each other's peers.
 SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
              74555       gpu llm70b-p     judy  R    3:10:02      4 gpu[001-004]
 """

@@ -7,6 +7,7 @@ from pathlib import Path
 from tools.checks.gpu_throttle import ThrottleConfig, check_gpu_thermal_throttle
 
 FIXTURES = Path(__file__).resolve().parents[4] / "tests" / "fixtures"
+# Context: job 75400 runs on gpu[010-012], so a throttled node there names it.
 SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
              75400       gpu llm13b-p    alice  R    2:40:02      3 gpu[010-012]
 """

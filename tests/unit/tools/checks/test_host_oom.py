@@ -9,6 +9,7 @@ SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES 
              74920       gpu vmae-pre    heidi  R      40:10      1 gpu015
              74931       gpu eval-har     erin  R    1:12:40      1 gpu015
 """
+# Context: sacct rows for gpu016; only 74933 ended OUT_OF_MEMORY.
 SACCT = """JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|Timelimit|NNodes|AllocTRES|NodeList|
 74933|vmae-tiny|heidi|ml-vision|gpu|OUT_OF_MEMORY|0:125|2026-11-29T06:00:00|2026-11-29T06:01:00|2026-11-29T07:58:40|01:57:40|12:00:00|1|billing=32,cpu=32,gres/gpu=2,mem=400G,node=1|gpu016|
 74934|eval-small|erin|ml-vision|gpu|COMPLETED|0:0|2026-11-29T06:00:00|2026-11-29T06:01:00|2026-11-29T07:00:00|00:59:00|12:00:00|1|billing=32,cpu=32,gres/gpu=2,mem=400G,node=1|gpu016|

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tools.checks.input_pipeline import InputPipelineConfig, check_input_pipeline_bound
 
+# Context: job 73440 holds 32 GPUs on gpu[010-013] (scontrol TRES gres/gpu=32).
 JOB = """JobId=73440 JobName=llm7b-sft
    UserId=frank(20311) GroupId=frank(20311) MCS_label=N/A
    JobState=RUNNING Reason=None Dependency=(null)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tools.checks.interconnect import InterconnectConfig, check_interconnect_link_down
 
+# Context: job 74120 runs on gpu[009-012]; job 73355 on gpu003.
 SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
              74120       gpu dpo-llam     dave  R    1:10:02      4 gpu[009-012]
              73355       gpu  sdxl-ft    carol  R    3:20:04      1 gpu003

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tools.checks.io_bound import IoBoundConfig, check_io_bandwidth_bound
 
+# Context: the training job 1184220 on gpu-a-[009-011] and farah's CPU job 1184391.
 SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
            1184220       gpu vidgen-p      ana  R    5:10:02      3 gpu-a-[009-011]
            1184391       cpu shard-re    farah  R      10:40      1 cpu-c-01

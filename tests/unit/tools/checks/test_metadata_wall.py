@@ -7,6 +7,7 @@ from pathlib import Path
 from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
 
 FIXTURES = Path(__file__).resolve().parents[4] / "tests" / "fixtures"
+# Context: who runs jobs 74701 and 73440 (for the user culprit).
 SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
              74701       cpu dedup-sc    heidi  R      52:10      4 cpu[01-04]
              73440       gpu llm7b-sf    frank  R    7:36:50      4 gpu[010-013]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tools.checks.nccl import NcclConfig, check_nccl_collective_failure
 
+# Context: the node names Slurm knows; only these can become node culprits.
 SINFO = """PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST
 gpu*         up 2-00:00:00      4    mix gpu[009-012]
 """

@@ -25,6 +25,7 @@ SCONTROL_OK = """NodeName=gpu017 Arch=x86_64 CoresPerSocket=64
    State=MIXED ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A
    Partitions=gpu
 """
+# Context: gpu[030-031] drained, the rest idle.
 SINFO = """PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST
 gpu*         up 2-00:00:00      2  drain gpu[030-031]
 gpu*         up 2-00:00:00      4   idle gpu[032-035]

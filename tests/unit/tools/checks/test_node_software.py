@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tools.checks.node_software import NodeSoftwareConfig, check_node_software_fault
 
+# Context: three drained nodes; which are software faults depends on the reasons below.
 SINFO = """PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST
 gpu*         up 2-00:00:00      3  drain gpu[003,011,013]
 gpu*         up 2-00:00:00      9   idle gpu[005-008,010,012,014-016]

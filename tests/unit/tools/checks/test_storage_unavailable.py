@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tools.checks.storage_unavailable import LustreUnavailableConfig, check_lustre_unavailable
 
+# Context: 2211540 on hgx[09-10], 2211555 on hgx17, 2211560 on the healthy hgx02.
 SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
            2211540       gpu llama3-8     uma  R    3:10:02      2 hgx[09-10]
            2211555       gpu  eval-lm    vera  R      40:10      1 hgx17
