@@ -294,6 +294,8 @@ def parse_k8s_json(text: str, *, path: str) -> list[K8sObject]:
         raise ParseError(path, e.lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
     except RecursionError:
         raise ParseError(path, None, "JSON nested too deeply") from None
+    except ValueError as e:  # e.g. an integer beyond Python's digit limit
+        raise ParseError(path, None, f"invalid JSON: {str(e)[:120]}") from None
     if not isinstance(doc, dict):
         raise ParseError(path, None, "not a Kubernetes API object (top level is not a JSON object)")
     kind = doc.get("kind")

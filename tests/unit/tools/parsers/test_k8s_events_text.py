@@ -103,3 +103,9 @@ def test_hostile_message_is_plain_data() -> None:
 
 def test_module_exports() -> None:
     assert k8s_events_text.__all__ == ["parse_k8s_events_text"]
+
+
+def test_very_long_message_is_clipped() -> None:
+    text = "LAST SEEN   TYPE      REASON   OBJECT   MESSAGE\n5m          Warning   Failed   pod/a    " + "y" * 1_000_000 + "\n"
+    (e,) = parse_k8s_events_text(text, path="x")
+    assert len(e.message) == 500 and e.message.endswith("…")
