@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime, timedelta
 
 from pydantic import Field
 
-from tools.checks.base import CheckConfig, affected_jobs, job_culprits, kernel_evidence, resubmit_specs
+from tools.checks.base import (CheckConfig, affected_jobs, job_culprits, kernel_event_time, kernel_evidence,
+                               resubmit_specs)
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Evidence, Finding
 
@@ -24,6 +26,16 @@ class XidConfig(CheckConfig):
     min_events: int = 1
 
 
+def _ended_before(facts: Facts, job_id: str, first_event: datetime | None) -> bool:
+    """True when the job had already ended before the node's first GPU error was logged (a job
+    cancelled an hour earlier on that node lost nothing to this fault); False when unknown."""
+    rec = facts.job(job_id) or facts.acct_job(job_id)
+    end = rec.end_time if rec else None
+    if first_event is None or end is None or (rec.state or "") in ("RUNNING", "COMPLETING", "SUSPENDED"):
+        return False
+    return end < first_event - timedelta(minutes=1)
+
+
 def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
     """One gpu_hardware_fault Finding per node with hardware Xids, DBE/row-remap errors, or a GPU
     that fell off the bus (including NVRM's multi-line form that carries no Xid number).
@@ -33,9 +45,14 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
     """
     per_node: dict[str, list[Evidence]] = defaultdict(list)
     xids: dict[str, set[int]] = defaultdict(set)
+    first_seen: dict[str, datetime] = {}
     for ev in facts.kernel_events:
         if not ev.node:
             continue
+        if (ev.kind == "xid" and ev.xid in cfg.hardware_xids) or ev.kind in ("fallen_off_bus", "gpu_ecc"):
+            when = kernel_event_time(facts, ev)
+            if when is not None and (ev.node not in first_seen or when < first_seen[ev.node]):
+                first_seen[ev.node] = when
         if ev.kind == "xid" and ev.xid in cfg.hardware_xids:
             per_node[ev.node].append(kernel_evidence(ev))
             xids[ev.node].add(ev.xid)
@@ -58,7 +75,7 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
     for node, evidence in per_node.items():
         if len(evidence) < cfg.min_events:
             continue
-        jobs = affected_jobs(facts, [node])
+        jobs = [j for j in affected_jobs(facts, [node]) if not _ended_before(facts, j, first_seen.get(node))]
         what = ", ".join(f"Xid {x}" for x in sorted(xids[node])) or "uncorrectable GPU memory errors"
         actions = [ActionSpec(type="drain_node", node=node, reason=f"GPU hardware fault ({what})")]
         actions += resubmit_specs(facts, jobs, [node], f"work lost to GPU fault on {node}")
