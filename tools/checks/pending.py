@@ -17,13 +17,15 @@ for a later start) and Dependency (waiting for another job to finish, however lo
 by design, like a hold, and are not reported; a dependency that can no longer be met shows as
 DependencyNeverSatisfied, which blocks."""
 BLOCKING = (
-    "ReqNodeNotAvail", "Reservation", "QOS", "Assoc", "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig",
+    "ReqNodeNotAvail", "ReservationDeleted", "QOS", "Assoc", "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig",
     "PartitionDown", "PartitionInactive", "NodeDown", "BadConstraints", "DependencyNeverSatisfied",
     "InvalidQOS", "InvalidAccount", "MaxGRES", "MaxCpu", "MaxNode", "MaxJobs", "MaxSubmit", "GrpTRES",
     "launch failed",
 )
 """Reason prefixes/fragments that block a job until something changes (squeue %r). A job held by
-its user or an admin (JobHeldUser/JobHeldAdmin) waits by someone's choice and is not reported."""
+its user or an admin (JobHeldUser/JobHeldAdmin) waits by someone's choice and is not reported, as
+does one whose requested reservation has not started yet (Reason=Reservation); one whose
+reservation is gone (ReservationDeleted) is blocked."""
 NEVER_AS_SUBMITTED = (
     "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig", "BadConstraints", "DependencyNeverSatisfied",
     "InvalidQOS", "InvalidAccount",
@@ -49,7 +51,7 @@ def _blocking(reason: str) -> bool:
 
 def _actions(job: SlurmJob, reason: str, partition_nodes: int | None = None) -> list[ActionSpec]:
     low = reason.lower()
-    if "reserv" in low or "maint" in low or "timelimit" in low.replace(" ", ""):
+    if "reserved for" in low or "maint" in low or "timelimit" in low.replace(" ", ""):
         return [ActionSpec(type="update_job", job=job.job_id,
                            reason="shorten the time limit so the job ends before the reservation starts")]
     if "nodelimit" in low.replace(" ", "") or "partitionconfig" in low.replace(" ", ""):
