@@ -15,6 +15,14 @@ class UnresponsiveConfig(CheckConfig):
     reason_text: str = "not responding"
 
 
+def _lost_with_node(facts: Facts, job_id: str) -> bool:
+    """Still allocated there, or ended NODE_FAIL (what Slurm gives jobs lost with a node); a job a user
+    cancelled or that failed on its own earlier was not lost to this node."""
+    rec = facts.job(job_id) or facts.acct_job(job_id)
+    state = (rec.state or "").split(" ")[0] if rec else ""
+    return state in ("RUNNING", "COMPLETING", "SUSPENDED", "NODE_FAIL")
+
+
 def check_node_not_responding(facts: Facts, cfg: UnresponsiveConfig) -> list[Finding]:
     """node_unresponsive per node flagged NOT_RESPONDING (sinfo ``*``), or DOWN with reason
     "Not responding". Jobs still allocated there are culprits too.
@@ -28,7 +36,7 @@ def check_node_not_responding(facts: Facts, cfg: UnresponsiveConfig) -> list[Fin
         down_not_responding = (node.state or "") == "DOWN" and cfg.reason_text in reason.lower()
         if not (node.not_responding or down_not_responding):
             continue
-        jobs = affected_jobs(facts, [node.name])
+        jobs = [j for j in affected_jobs(facts, [node.name]) if _lost_with_node(facts, j)]
         state = "+".join([node.state or "?", *node.flags])
         findings.append(Finding(
             check="node_not_responding", root_cause="node_unresponsive",
