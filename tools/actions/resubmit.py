@@ -67,10 +67,21 @@ class _Resubmit(Action):
             self._new_job = already
             return ExecutionResult(plan_hash=plan.plan_hash, commands=[], ok=True,
                                    outputs=[f"job {already} from {_script(self.job)} is already queued; nothing submitted"])
-        result = super().execute(auth, runner)
-        if result.ok and result.outputs:
-            self._new_job = result.outputs[-1].strip().split(";")[0] or None
-        return result
+        outputs: list[str] = []
+        for i, argv in enumerate(plan.commands):
+            try:
+                outputs.append(runner.run(argv).decode("utf-8", "replace"))
+            except CommandError as e:
+                return ExecutionResult(plan_hash=plan.plan_hash, commands=plan.commands, outputs=outputs, ok=False,
+                                       error=str(e))
+            if i == 0 and "written to" not in outputs[0]:
+                # scontrol 22.05 exits 0 and prints "job script retrieval failed: Invalid job id specified"
+                # on stderr when slurmctld no longer holds the job (MinJobAge passed): nothing was written.
+                return ExecutionResult(plan_hash=plan.plan_hash, commands=plan.commands, outputs=outputs, ok=False,
+                                       error=f"scontrol write batch_script {self.job} wrote no script (slurmctld no "
+                                       "longer holds this job's batch script)")
+        self._new_job = outputs[-1].strip().split(";")[0] or None if outputs else None
+        return ExecutionResult(plan_hash=plan.plan_hash, commands=plan.commands, outputs=outputs, ok=True)
 
     def verify(self, runner: CommandRunner) -> VerifyResult:
         """The new job is queued or running, with the excluded nodes in its ExcNodeList."""
