@@ -68,8 +68,14 @@ def _findings(conv: Conversation) -> list[dict[str, Any]]:
     return out
 
 
+def _names(culprit: str) -> set[str]:
+    """How a question may name a culprit: ``pod:ns/name`` as ``ns/name`` or ``name``."""
+    name = culprit.split(":", 1)[-1].lower()
+    return {name, name.rsplit("/", 1)[-1]}
+
+
 def _mentions(finding: dict[str, Any], entities: set[str]) -> bool:
-    return any(c.split(":", 1)[-1].lower() in entities for c in finding.get("culprits", []))
+    return any(_names(c) & entities for c in finding.get("culprits", []))
 
 
 def decide(question: str, findings: list[dict[str, Any]]) -> dict[str, Any]:

@@ -104,3 +104,11 @@ def test_conversation_reader_and_entities():
 def test_without_an_output_tool_it_answers_in_text():
     msg = respond({"messages": [{"role": "user", "content": "hello"}]})
     assert isinstance(msg["content"], str) and "tool_calls" not in msg
+
+
+def test_pod_named_by_its_short_name_counts_as_asked():
+    out = decide("Why does ml-train/whisper-ft-worker-0 keep restarting?", [
+        finding("host_oom", 0.9, ["pod:ml-train/whisper-ft-worker-0"]),
+        finding("insufficient_gpu_capacity", 0.9, ["pod:other/job-1"]),
+    ])
+    assert out["root_cause"] == "host_oom"

@@ -81,6 +81,16 @@ class _Traceback:
         return True, None
 
 
+_TB = "Traceback (most recent call last)"
+_LOG_PREFIX = re.compile(r"^[\w\[\]:.,/ +-]{0,60}?(?:ERROR|CRITICAL|WARNING|INFO|DEBUG)\b[\]:|\s-]*$")
+
+
+def _traceback_start(text: str) -> bool:
+    """A traceback's first line, bare or behind a logging prefix (``ERROR:    Traceback ...``)."""
+    idx = text.find(_TB)
+    return idx == 0 or (0 < idx <= 80 and bool(_LOG_PREFIX.match(text[:idx])))
+
+
 class _Watchdog:
     """An NCCL watchdog timeout message whose WorkNCCL(...) / ran-for parts follow on next lines."""
 
@@ -176,7 +186,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
                 del tracebacks[key]
             if consumed:
                 continue
-        if stripped.startswith("Traceback (most recent call last)"):
+        if _traceback_start(stripped):
             tracebacks[key] = _Traceback(lineno, rank, ts)
             continue
 

@@ -40,7 +40,8 @@ _OOM_NEW = re.compile(
     r"of which (?P<free>[\d.]+ \w+) is free\.(?: Including non-PyTorch memory, this process has (?P<in_use>[\d.]+ \w+) memory in use\.)?"
     r"(?: Of the allocated memory (?P<allocated>[\d.]+ \w+) is allocated by PyTorch, and (?P<unalloc>[\d.]+ \w+) is reserved by PyTorch but unallocated)?"
 )
-_CUDA_ERROR = re.compile(r"CUDA error: (?P<error>[^.\n]+)|(?P<cublas>CUBLAS_STATUS_\w+)|(?P<api>cudaError\w+)")
+_CUDA_ERROR = re.compile(r"CUDA error: (?P<error>[^.\n]+)|(?P<cublas>CUBLAS_STATUS_\w+)|(?P<api>cudaError\w+)"
+                         r"|(?P<nodriver>Found no NVIDIA driver on your system)")
 _REMOTE = re.compile(
     r"ncclRemoteError|remote process exited or there was a network error|NET/IB ?: Got completion from peer"
     r"|Connection closed by remote peer"
@@ -248,7 +249,7 @@ def classify(message: str) -> list[Classified]:
         return [("nccl_error", exception_type(message), fields)]
     cuda = _CUDA_ERROR.search(message)
     if cuda:
-        error = (cuda["error"] or cuda["cublas"] or cuda["api"]).strip()
+        error = (cuda["error"] or cuda["cublas"] or cuda["api"] or cuda["nodriver"]).strip()
         return [("cuda_error", exception_type(message), {"error": error[:200]})]
     if _CKPT_LOAD.search(message):
         return [("checkpoint_load_failure", exception_type(message), {})]

@@ -48,3 +48,13 @@ def test_controller_errors_in_a_transcript_are_slurm_messages():
     events = [e for e in parse_job_log(text, path="t", job=None) if isinstance(e, JobLogEvent)]
     assert [e.fields.get("what") for e in events] == ["controller_unreachable", "controller_ping", "controller_unreachable"]
     assert events[1].fields["controller"] == "ctl1" and events[1].fields["state"] == "DOWN"
+
+
+def test_traceback_behind_a_logging_prefix_and_missing_driver():
+    # uvicorn prints "ERROR:    Traceback ..."; PyTorch's message when a container has no driver.
+    text = ("ERROR:    Traceback (most recent call last):\n"
+            '  File "/app/main.py", line 3, in <module>\n'
+            "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU\n")
+    events = [e for e in parse_job_log(text, path="p") if isinstance(e, JobLogEvent)]
+    assert [(e.kind, e.line) for e in events] == [("traceback", 1), ("cuda_error", 3)]
+    assert events[1].fields["error"] == "Found no NVIDIA driver on your system"
