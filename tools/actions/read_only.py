@@ -7,7 +7,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from tools.actions.base import Action
-from tools.actions.params import JobId, NodeName
+from tools.actions.params import JobId, K8sName, NodeName
 from tools.models.ids import ActionType
 
 __all__ = ["RunGpuDiagnostic", "NotifyOwner"]
@@ -34,11 +34,18 @@ class NotifyOwner(Action):
     action_type: ClassVar[ActionType] = "notify_owner"
     job: JobId | None = None
     user: str | None = None
+    pod: K8sName | None = None
+    namespace: K8sName | None = None
     message: str
 
     def _commands(self) -> list[list[str]]:
         return []
 
     def describe(self) -> str:
-        who = f"owner of job {self.job}" if self.job else f"user {self.user}"
+        if self.job:
+            who = f"owner of job {self.job}"
+        elif self.pod:
+            who = f"owner of pod {self.namespace or 'default'}/{self.pod}"
+        else:
+            who = f"user {self.user}"
         return f"notify {who}: {self.message}"
