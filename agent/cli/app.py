@@ -13,6 +13,7 @@ from agent.cli.sandbox import sandbox_app
 from agent.cli.record import record_cmd
 from agent.cli.act import act_cmd
 from agent.cli.eval import eval_cmd
+from agent.cli.gateway import gateway_app
 from agent.cli.policy import policy_app
 
 __all__ = ["app", "main"]
@@ -36,6 +37,7 @@ app.command("approve")(approve_cmd)
 app.command("deny")(deny_cmd)
 app.add_typer(audit_app, name="audit")
 app.command("eval")(eval_cmd)
+app.add_typer(gateway_app, name="gateway")
 
 
 def main() -> None:
