@@ -7,9 +7,9 @@ reads parsed facts only (never fetches), so replay runs it unchanged.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -95,20 +95,29 @@ _ACTIVE = ("RUNNING", "COMPLETING", "SUSPENDED")
 _ENDED_BADLY = ("FAILED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY", "CANCELLED")
 
 
-def affected_jobs(facts: Facts, nodes: Iterable[str]) -> list[str]:
+def affected_jobs(facts: Facts, nodes: Iterable[str], *, since: datetime | None = None) -> list[str]:
     """Ids of jobs hurt by faults on ``nodes``: running there now, or ended badly there (sacct).
+
+    ``since``, when the fault was first logged: a job that had already ended more than a minute
+    before it (one cancelled there hours earlier) lost nothing to this fault and is left out.
 
     Sources: squeue/scontrol (allocation) and sacct (job rows, not steps). Order: as reported.
     """
     wanted = set(nodes)
+
+    def ended_before(state: str, end: datetime | None) -> bool:
+        return since is not None and end is not None and state not in _ACTIVE and end < since - timedelta(minutes=1)
+
     ids: list[str] = []
     for j in facts.jobs:
-        if (j.state or "") in _ACTIVE + _ENDED_BADLY and wanted & set(j.nodes):
+        state = j.state or ""
+        if state in _ACTIVE + _ENDED_BADLY and wanted & set(j.nodes) and not ended_before(state, j.end_time):
             ids.append(j.job_id)
     for r in facts.acct:
-        if not r.is_step and (r.state or "").split(" ")[0] in _ACTIVE + _ENDED_BADLY and wanted & set(r.nodes):
-            if r.job_id not in ids:
-                ids.append(r.job_id)
+        state = (r.state or "").split(" ")[0]
+        if not r.is_step and state in _ACTIVE + _ENDED_BADLY and wanted & set(r.nodes) \
+                and not ended_before(state, r.end_time) and r.job_id not in ids:
+            ids.append(r.job_id)
     return ids
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime
 
-from tools.checks.base import CheckConfig, affected_jobs, job_culprits, kernel_evidence, resubmit_specs
+from tools.checks.base import (CheckConfig, affected_jobs, job_culprits, kernel_event_time, kernel_evidence,
+                               resubmit_specs)
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import KernelEvent
@@ -34,6 +36,7 @@ def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[
     downs: dict[str, int] = defaultdict(int)
     port_downs: dict[tuple[str, str, str], list[KernelEvent]] = defaultdict(list)
     port_up: dict[tuple[str, str, str], bool] = {}
+    counted: list[KernelEvent] = []
     for ev in facts.kernel_events:
         if not ev.node:
             continue
@@ -45,16 +48,23 @@ def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[
         elif ev.kind == "xid" and ev.xid in cfg.nvlink_xids:
             downs[ev.node] += 1
             evidence[ev.node].append(kernel_evidence(ev))
+            counted.append(ev)
     for port, events in port_downs.items():
         if port_up[port] and len(events) < cfg.flap_downs:
             continue  # went down and came back: recovered, not a fault
         downs[port[0]] += len(events)
         evidence[port[0]].extend(kernel_evidence(ev) for ev in events)
+        counted.extend(events)
+    first_seen: dict[str, datetime] = {}
+    for ev in counted:
+        when = kernel_event_time(facts, ev)
+        if when is not None and ev.node and (ev.node not in first_seen or when < first_seen[ev.node]):
+            first_seen[ev.node] = when
     findings: list[Finding] = []
     for node, n in downs.items():
         if n < cfg.min_link_down:
             continue
-        jobs = affected_jobs(facts, [node])
+        jobs = affected_jobs(facts, [node], since=first_seen.get(node))
         actions = [ActionSpec(type="drain_node", node=node, reason=f"interconnect fault: {n} link-down event(s)")]
         actions += resubmit_specs(facts, jobs, [node], f"collectives failed on {node}'s link")
         findings.append(

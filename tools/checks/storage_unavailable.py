@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from tools.checks.base import CheckConfig, affected_jobs, job_culprits, kernel_evidence
+from tools.checks.base import CheckConfig, affected_jobs, job_culprits, kernel_event_time, kernel_evidence
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Finding
 from tools.models.logs import KernelEvent
@@ -70,7 +70,8 @@ def check_lustre_unavailable(facts: Facts, cfg: LustreUnavailableConfig) -> list
     fss = sorted({fs for e in events if (fs := _fs(e))})
     targets = sorted({e.fields["target"] for e in events if e.fields.get("target")})
     hung = [e for e in facts.kernel_events if e.kind == "hung_task" and e.node in bad]
-    jobs = affected_jobs(facts, bad)
+    times = [t for e in events if (t := kernel_event_time(facts, e)) is not None]
+    jobs = affected_jobs(facts, bad, since=min(times) if times else None)
     client_side = share <= cfg.single_client_share and len(logged_nodes) >= 3
     culprits = ([f"node:{n}" for n in sorted(bad)] if client_side else []) + [f"fs:{fs}" for fs in fss]
     # Confined to a few clients: drain them. Servers or LNet down: nothing on the compute nodes to
