@@ -117,3 +117,17 @@ def test_one_recovered_drop_is_not_a_flap_but_two_are(make_facts):
     (f,) = check_interconnect_link_down(_facts(make_facts, "gpu012", once + once), InterconnectConfig())
     assert "2 link-down" in f.message
     assert check_interconnect_link_down(_facts(make_facts, "gpu012", once + once), InterconnectConfig(flap_downs=3)) == []
+
+
+def test_job_cancelled_before_the_link_failed_is_not_a_victim(make_facts):
+    # sacct covers the last day: bob's job on gpu012 was cancelled at 09:00, before the port began
+    # flapping at 12:48. Only frank's job, running through the flap, is a culprit and resubmitted.
+    sacct = """JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|Timelimit|NNodes|AllocTRES|NodeList|
+74010|vit-eval|bob|ml-vision|gpu|CANCELLED by 1001|0:0|2026-11-29T07:00:00|2026-11-29T07:05:00|2026-11-29T09:00:00|01:55:00|12:00:00|1|billing=64,cpu=64,gres/gpu=8,mem=800G,node=1|gpu012|
+74120|dpo-llama|frank|ml-llm|gpu|FAILED|1:0|2026-11-29T11:00:00|2026-11-29T11:30:00|2026-11-29T13:06:55|01:36:55|1-00:00:00|4|billing=512,cpu=512,gres/gpu=32,mem=6400G,node=4|gpu[009-012]|
+"""
+    path = "kernel/gpu012.log"
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct), (path, "kernel-log", FLAP), **{path: {"node": "gpu012"}})
+    (f,) = check_interconnect_link_down(facts, InterconnectConfig())
+    assert f.culprits == ["node:gpu012", "job:74120"]
+    assert [a.job for a in f.suggested_actions if a.type == "resubmit_from_checkpoint"] == ["74120"]

@@ -74,3 +74,15 @@ def test_hostile_job_name_is_plain_data(make_facts):
     facts = _facts(make_facts, {"hgx09": LOST, "hgx10": LOST, "hgx17": LOST}, squeue)
     (f,) = check_lustre_unavailable(facts, LustreUnavailableConfig())
     assert "job:2211540" in f.culprits and all("halt" not in (a.reason or "") for a in f.suggested_actions)
+
+
+def test_job_that_ended_before_the_outage_is_not_a_victim(make_facts):
+    # sacct: a job on hgx09 was cancelled by its owner at 10:00, hours before OST000b was lost.
+    sacct = """JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|Timelimit|NNodes|AllocTRES|NodeList|
+2211400|sweep-3|xia|ml|gpu|CANCELLED by 3001|0:0|2026-11-29T08:00:00|2026-11-29T08:01:00|2026-11-29T10:00:00|01:59:00|12:00:00|1|billing=64,cpu=64,gres/gpu=8,mem=800G,node=1|hgx09|
+"""
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("slurm/sacct.txt", "sacct-text", sacct),
+                       *[(f"kernel/{n}.log", "kernel-log", LOST) for n in ("hgx09", "hgx10", "hgx17")],
+                       **{f"kernel/{n}.log": {"node": n} for n in ("hgx09", "hgx10", "hgx17")})
+    (f,) = check_lustre_unavailable(facts, LustreUnavailableConfig())
+    assert "job:2211400" not in f.culprits and "job:2211540" in f.culprits
