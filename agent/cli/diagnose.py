@@ -30,7 +30,7 @@ def diagnose_cmd(
     """Diagnose an incident: collect the evidence, run the checks, name the root cause and propose
     dry-run fixes. Nothing is executed.
 
-    Example: warden diagnose evals/incidents/xid79-allreduce-hang   (or: warden diagnose --live)
+    Example: warden diagnose evals/incidents/xid79-nccl-watchdog-other-rank   (or: warden diagnose --live)
     """
     err = Console(stderr=True)
     with warden_errors():
