@@ -54,7 +54,8 @@ def check_gpu_straggler(facts: Facts, cfg: StragglerConfig) -> list[Finding]:
             if not evidence:
                 continue
             seen.add(node)
-            jobs = affected_jobs(facts, [node])
+            # Metrics describe now: the jobs slowed are those still there, not ones that ended earlier.
+            jobs = affected_jobs(facts, [node], since=facts.captured_at)
             findings.append(
                 Finding(
                     check="gpu_straggler",

@@ -78,7 +78,8 @@ def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Findin
             others = [v for n, v in clocks.items() if n != node]
             peer = sorted(others)[len(others) // 2] if others else None
             evidence.append(metric_evidence(SM_CLOCK, node, clocks[node], peer, "MHz"))
-        jobs = affected_jobs(facts, [node])
+        # Metrics describe now: the jobs slowed are those still there, not ones that ended earlier.
+        jobs = affected_jobs(facts, [node], since=facts.captured_at)
         findings.append(
             Finding(
                 check="gpu_thermal_throttle",
