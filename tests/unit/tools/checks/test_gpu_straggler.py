@@ -91,3 +91,16 @@ def test_hostile_job_name_is_plain_data(make_facts):
     (f,) = check_gpu_straggler(_facts(make_facts, LOW_UTIL, squeue), StragglerConfig())
     assert f.culprits == ["node:gpu004", "job:74555"]
     assert all("reboot" not in (a.reason or "") for a in f.suggested_actions)
+
+
+def test_job_that_ended_earlier_on_the_node_is_not_named(make_facts):
+    # sacct also lists a job that failed on gpu004 yesterday evening; the metrics describe now,
+    # so only the running job 74555 is slowed by gpu004.
+    sacct = """JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|Timelimit|NNodes|AllocTRES|NodeList|
+74400|bert-ft|ivan|nlp|gpu|FAILED|1:0|2026-03-03T17:00:00|2026-03-03T17:05:00|2026-03-03T19:00:00|01:55:00|12:00:00|1|billing=64,cpu=64,gres/gpu=4,mem=800G,node=1|gpu004|
+"""
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("slurm/sacct.txt", "sacct-text", sacct),
+                       *[(f"gpu/{n}.prom", "dcgm-prometheus-text", t) for n, t in LOW_UTIL.items()],
+                       **{f"gpu/{n}.prom": {"node": n} for n in LOW_UTIL})
+    (f,) = check_gpu_straggler(facts, StragglerConfig())
+    assert f.culprits == ["node:gpu004", "job:74555"]
