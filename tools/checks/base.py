@@ -77,7 +77,12 @@ def kernel_event_time(facts: Facts, ev: KernelEvent) -> datetime | None:
     m = _MONOTONIC.match(ts)
     if m:
         node = facts.node(ev.node or "")
-        return node.boot_time + timedelta(seconds=float(m["s"])) if node and node.boot_time else None
+        if not node or not node.boot_time:
+            return None
+        try:
+            return node.boot_time + timedelta(seconds=float(m["s"]))
+        except OverflowError:  # an absurd uptime in a damaged or hostile line
+            return None
     text = " ".join(ts.strip("[]").split())
     for fmt, year in (("%a %b %d %H:%M:%S %Y", ""), ("%b %d %H:%M:%S %Y", f" {facts.captured_at.year}")):
         try:
