@@ -94,3 +94,17 @@ def test_seconds_since_boot_are_placed_with_the_nodes_boot_time(make_facts):
                        ("kernel/gpu018.log", "kernel-log", "[ 3600.000000] INFO: task python:77 blocked for more than 120 seconds.\n"),
                        **{"kernel/gpu018.log": {"node": "gpu018"}})
     assert check_job_stuck_completing(facts, StuckCompletingConfig()) == []
+
+
+def test_absurd_uptime_in_a_damaged_line_does_not_crash(make_facts):
+    node = """NodeName=gpu018 Arch=x86_64 CoresPerSocket=64
+   State=MIXED+COMPLETING ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A
+   BootTime=2026-03-01T00:00:00 SlurmdStartTime=2026-03-01T00:02:00
+"""
+    facts = make_facts(("slurm/scontrol_show_job_4242.txt", "scontrol-job-text", STUCK),
+                       ("slurm/scontrol_show_node.txt", "scontrol-node-text", node),
+                       ("kernel/gpu018.log", "kernel-log",
+                        "[99999999999999999.0] INFO: task python:77 blocked for more than 120 seconds.\n"),
+                       **{"kernel/gpu018.log": {"node": "gpu018"}})
+    (f,) = check_job_stuck_completing(facts, StuckCompletingConfig())  # time unknown: the hang counts
+    assert f.culprits == ["job:4242", "node:gpu018"]
