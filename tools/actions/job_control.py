@@ -8,7 +8,7 @@ from pydantic import Field
 
 from tools.actions.base import Action, Authorization, CommandRunner, ExecutionResult, VerifyResult
 from tools.actions.params import JobId
-from tools.actions.slurm_state import read_job
+from tools.actions.slurm_state import read_job, read_job_settled
 from tools.models.ids import ActionType
 
 __all__ = ["HoldJob", "ReleaseJob", "RequeueJob", "CancelJob", "UpdateJob"]
@@ -93,8 +93,8 @@ class RequeueJob(Action):
         return super().execute(auth, runner)
 
     def verify(self, runner: CommandRunner) -> VerifyResult:
-        """The job is pending again (or already restarted)."""
-        j = read_job(runner, self.job)
+        """The job is pending again (or already restarted), once its old run finished COMPLETING."""
+        j = read_job_settled(runner, self.job)
         ok = j is not None and j.state in ("PENDING", "REQUEUED", "RUNNING", "CONFIGURING")
         return VerifyResult(ok=ok, observed=f"JobState={j.state if j else 'gone'}")
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 from tools.actions.base import CommandRunner
 from tools.errors import ActionError, CommandError
 from tools.models.slurm import SlurmJob, SlurmNode
 from tools.parsers import parse_artifact
 from tools.sources.base import RawArtifact
 
-__all__ = ["read_node", "read_job"]
+__all__ = ["read_node", "read_job", "read_job_settled"]
 
 
 def read_node(runner: CommandRunner, node: str) -> SlurmNode:
@@ -41,3 +43,15 @@ def read_job(runner: CommandRunner, job: str) -> SlurmJob | None:
     art = RawArtifact(format="scontrol-job-text", data=text.encode(), path=" ".join(argv))
     jobs = [j for j in parse_artifact(art) if isinstance(j, SlurmJob) and j.job_id == job]
     return jobs[0] if jobs else None
+
+
+def read_job_settled(runner: CommandRunner, job: str, *, transitional: tuple[str, ...] = ("COMPLETING",),
+                     timeout_s: float = 20.0, interval_s: float = 0.5) -> SlurmJob | None:
+    """``read_job``, read again (bounded by ``timeout_s``) while the job is in a transitional state —
+    e.g. COMPLETING right after ``scontrol requeue``, before it is PENDING again."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        j = read_job(runner, job)
+        if j is None or (j.state or "") not in transitional or time.monotonic() >= deadline:
+            return j
+        time.sleep(interval_s)
