@@ -89,10 +89,10 @@ def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Findin
                 culprits=[f"node:{node}", *job_culprits(jobs)],
                 evidence=evidence,
                 confidence=0.85 if reasons.get(node) else 0.6,
-                suggested_actions=[
-                    ActionSpec(type="drain_node", node=node, reason="GPU thermal/power throttling"),
-                    ActionSpec(type="run_gpu_diagnostic", node=node),
-                ],
+                # Heat alone (no clock-event reason set) is not proof of throttling: look before draining.
+                suggested_actions=([ActionSpec(type="drain_node", node=node, reason="GPU thermal/power throttling")]
+                                   if reasons.get(node) else [])
+                + [ActionSpec(type="run_gpu_diagnostic", node=node)],
             )
         )
     return findings

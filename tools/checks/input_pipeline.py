@@ -14,6 +14,8 @@ class InputPipelineConfig(CheckConfig):
     """Thresholds for a starved job."""
 
     low_util_pct: float = 40.0
+    min_util_pct: float = 5.0
+    """Below this the GPUs are idle (an interactive session, a hung job), not starved by a loader."""
     """Mean utilisation over the job's nodes below which the GPUs are starved."""
     evenness: float = 0.6
     """Lowest node mean at least this share of the highest: all nodes alike (not one straggler)."""
@@ -35,7 +37,7 @@ def check_input_pipeline_bound(facts: Facts, cfg: InputPipelineConfig) -> list[F
         if not vals or len(vals) < len(job.nodes):
             continue
         mean = sum(vals.values()) / len(vals)
-        if mean >= cfg.low_util_pct or min(vals.values()) < cfg.evenness * max(vals.values()):
+        if not cfg.min_util_pct <= mean < cfg.low_util_pct or min(vals.values()) < cfg.evenness * max(vals.values()):
             continue
         busy_cpu = [n for n in job.nodes if (nd := facts.node(n)) and nd.cpu_load and nd.cpus_alloc
                     and nd.cpu_load >= 0.9 * nd.cpus_alloc]

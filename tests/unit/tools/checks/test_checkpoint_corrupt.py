@@ -77,3 +77,12 @@ def test_hostile_checkpoint_path_is_kept_as_one_data_string(make_facts):
     (f,) = check_checkpoint_load_failure(_facts(make_facts, first, SECOND_LOG, sacct), CheckpointConfig())
     assert f.culprits == ["job:75301"]
     assert f.suggested_actions[0].checkpoint == "/lustre/alice/ckpt;reboot;/step_034000"
+
+
+def test_state_dict_mismatch_is_not_a_corrupt_file(make_facts):
+    # Does not fire: the checkpoint reads fine but its keys do not match the model (a code/config
+    # change); an older checkpoint would fail the same way.
+    mismatch = ('[rank0]: Traceback (most recent call last):\n'
+                '[rank0]:   File "/home/alice/llm13b/train.py", line 702, in load_checkpoint\n'
+                '[rank0]: RuntimeError: Error(s) in loading state_dict for GPT: Missing key(s) in state_dict: "lm_head.weight".\n')
+    assert check_checkpoint_load_failure(_facts(make_facts, FIRST_LOG, mismatch), CheckpointConfig()) == []

@@ -83,3 +83,10 @@ def test_hostile_job_name_is_plain_data(make_facts):
     (f,) = check_gpu_thermal_throttle(_facts(make_facts, HOT, SQUEUE.replace("llm13b-p", "`halt`;#")), ThrottleConfig())
     assert f.culprits == ["node:gpu011", "job:75400"]
     assert all("halt" not in (a.reason or "") for a in f.suggested_actions)
+
+
+def test_heat_alone_proposes_a_diagnostic_not_a_drain(make_facts):
+    # Fires at low confidence: 86 C with no clock-event reason set is worth a look, not a drain.
+    warm = {**PEERS, "gpu011": _prom("gpu011", 0x4, 86, 1980)}
+    (f,) = check_gpu_thermal_throttle(_facts(make_facts, warm), ThrottleConfig())
+    assert [a.type for a in f.suggested_actions] == ["run_gpu_diagnostic"]
