@@ -42,21 +42,40 @@ def read_records(text: str, *, path: str, first_key: str, rest_of_line: frozense
     """
     records: list[Record] = []
     current: Record | None = None
+    open_key: str | None = None
+    """A free-text key that ended the previous line: scontrol prints a job name holding a newline
+    verbatim, so the next unindented line continues it."""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
+            open_key = None
             continue  # blank lines separate records, but 23.x also prints one inside a node record
-        starts = line.startswith(first_key + "=")
+        # A record starts after a blank line; a "JobId=" right after an open free-text value is
+        # still that value (a job named "x\nJobId=1 ..." must not forge a record).
+        starts = line.startswith(first_key + "=") and (current is None or open_key is None)
         if starts:
             current = Record(number)
             records.append(current)
         elif current is None:
             raise ParseError(path, number, f"expected a record starting with {first_key}=, got {line.strip()[:60]!r}")
         elif not line[:1].isspace():
-            raise ParseError(path, number, f"unindented line inside a {first_key} record")
+            if open_key is None:
+                raise ParseError(path, number, f"unindented line inside a {first_key} record")
+            current.values[open_key] += "\n" + line.rstrip()
+            continue
         _read_line(line, number, current, path=path, rest_of_line=rest_of_line)
+        open_key = _rest_key_of(line, rest_of_line)
     if not records:
         raise ParseError(path, None, f"no {first_key}= records")
     return records
+
+
+def _rest_key_of(line: str, rest_of_line: frozenset[str]) -> str | None:
+    """The free-text key whose value runs to the end of ``line``, if any."""
+    for match in re.finditer(r"\S+", line):
+        kv = _KEY.match(match.group())
+        if kv and kv.group(1) in rest_of_line:
+            return kv.group(1)
+    return None
 
 
 def _read_line(line: str, number: int, record: Record, *, path: str, rest_of_line: frozenset[str]) -> None:
