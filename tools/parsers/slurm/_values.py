@@ -29,6 +29,7 @@ __all__ = [
     "gres_gpus",
     "parse_tres",
     "mem_to_mib",
+    "parse_int",
 ]
 
 EMPTY_WORDS = frozenset({"", "(null)", "null", "N/A", "n/a", "None", "none", "None assigned", "Unknown", "NONE"})
@@ -230,6 +231,23 @@ def mem_to_mib(text: str | None) -> int | None:
     number, unit = float(match.group(1)), match.group(2)
     factor = {"K": 1 / 1024, "": 1, "M": 1, "G": 1024, "T": 1024**2, "P": 1024**3}[unit]
     return int(number * factor)
+
+
+def parse_int(text: str | None, *, lenient: bool = False) -> int | None:
+    """An integer cell; None when empty/None/N/A. ``lenient`` turns an unparseable cell into None.
+
+    Raises:
+        ValueError: a cell that is not an integer (unless ``lenient``).
+    """
+    value = clean(text)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        if lenient:
+            return None
+        raise ValueError(f"expected an integer, got {value!r}") from None
 
 
 def _int(text: str, what: str) -> int:

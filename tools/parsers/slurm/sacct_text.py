@@ -21,7 +21,7 @@ from tools.errors import ParseError
 from tools.models.slurm import SacctRecord
 from tools.parsers.slurm._states import job_state_from_words
 from tools.parsers.slurm._table import Header, read_header, split_fixed, split_row, underline_spans
-from tools.parsers.slurm._values import clean, expand_nodes, parse_duration_s, parse_timestamp, tres_gpus
+from tools.parsers.slurm._values import clean, parse_int, expand_nodes, parse_duration_s, parse_timestamp, tres_gpus
 
 __all__ = ["parse_sacct_text"]
 
@@ -100,7 +100,7 @@ def _record(row: dict[str, str]) -> SacctRecord:
         start_time=parse_timestamp(row.get("START")),
         end_time=parse_timestamp(row.get("END")),
         nodes=expand_nodes(row.get("NODELIST")),
-        num_nodes=_int(row.get("NNODES") or row.get("ALLOCNODES")),
+        num_nodes=parse_int(row.get("NNODES") or row.get("ALLOCNODES")),
         num_gpus=tres_gpus(row.get("ALLOCTRES")) if clean(row.get("ALLOCTRES")) else None,
         max_rss_kib=_kib(row.get("MAXRSS")),
     )
@@ -114,15 +114,6 @@ def _restore_step(job_id: str) -> str:
     matches = [name for name in _STEP_NAMES if name.startswith(step)]
     return f"{head}.{matches[0]}" if len(matches) == 1 else job_id
 
-
-def _int(text: str | None) -> int | None:
-    value = clean(text)
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"expected an integer, got {value!r}") from None
 
 
 def _kib(text: str | None) -> int | None:

@@ -15,7 +15,7 @@ from tools.errors import ParseError
 from tools.models.slurm import SlurmNode
 from tools.parsers.slurm._keyvalue import Record, read_records
 from tools.parsers.slurm._states import node_state_from_words
-from tools.parsers.slurm._values import clean, gres_gpus, parse_timestamp, tres_gpus
+from tools.parsers.slurm._values import clean, parse_int, gres_gpus, parse_timestamp, tres_gpus
 
 __all__ = ["parse_scontrol_node_text"]
 
@@ -61,12 +61,12 @@ def _node(record: Record) -> SlurmNode:
         reason_user=reason_user,
         reason_time=reason_time,
         partitions=[p for p in (clean(v.get("Partitions")) or "").split(",") if p],
-        cpus=_int(v.get("CPUTot")),
-        cpus_alloc=_int(v.get("CPUAlloc")),
+        cpus=parse_int(v.get("CPUTot")),
+        cpus_alloc=parse_int(v.get("CPUAlloc")),
         cpu_load=float(load) if load is not None else None,
-        real_memory_mib=_int(v.get("RealMemory")),
-        alloc_memory_mib=_int(v.get("AllocMem")),
-        free_memory_mib=_int(v.get("FreeMem")),
+        real_memory_mib=parse_int(v.get("RealMemory")),
+        alloc_memory_mib=parse_int(v.get("AllocMem")),
+        free_memory_mib=parse_int(v.get("FreeMem")),
         gres=gres,
         gres_used=gres_used,
         gpus_total=_first(tres_gpus(v.get("CfgTRES")), gres_gpus(gres)),
@@ -88,15 +88,6 @@ def _reason(text: str | None) -> tuple[str | None, str | None, datetime | None]:
         return value, None, None
     return match.group(1) or None, clean(match.group(2)), parse_timestamp(match.group(3))
 
-
-def _int(text: str | None) -> int | None:
-    value = clean(text)
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ValueError(f"expected an integer, got {value!r}") from None
 
 
 def _first(*values: int | None) -> int | None:

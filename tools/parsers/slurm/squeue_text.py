@@ -19,7 +19,7 @@ from tools.errors import ParseError
 from tools.models.slurm import SlurmJob
 from tools.parsers.slurm._states import job_state_from_words
 from tools.parsers.slurm._table import DATE_LINE, Header, read_header, reason_tail, split_row
-from tools.parsers.slurm._values import clean, expand_nodes, gres_gpus, parse_duration_s, parse_timestamp, tres_gpus
+from tools.parsers.slurm._values import clean, parse_int, expand_nodes, gres_gpus, parse_duration_s, parse_timestamp, tres_gpus
 
 __all__ = ["parse_squeue_text", "DEFAULT_COLUMNS"]
 
@@ -109,7 +109,7 @@ def _job(row: dict[str, str]) -> SlurmJob:
         nodes = expand_nodes(row["NODELIST"])
     if "REASON" in row:
         reason = clean(row["REASON"])
-    num_nodes = _int(row.get("NODES") or row.get("NUM_NODES"))
+    num_nodes = parse_int(row.get("NODES") or row.get("NUM_NODES"))
     num_gpus = None
     if "TRES_ALLOC" in row:
         num_gpus = tres_gpus(row["TRES_ALLOC"])
@@ -128,14 +128,14 @@ def _job(row: dict[str, str]) -> SlurmJob:
         reason=reason,
         nodes=nodes,
         num_nodes=num_nodes,
-        num_cpus=_int(row.get("CPUS") or row.get("NUM_CPUS")),
+        num_cpus=parse_int(row.get("CPUS") or row.get("NUM_CPUS")),
         num_gpus=num_gpus,
         time_limit_s=parse_duration_s(row.get("TIME_LIMIT")),
         elapsed_s=parse_duration_s(row.get("TIME") or row.get("TIME_USED")),
         submit_time=parse_timestamp(row.get("SUBMIT_TIME")),
         start_time=parse_timestamp(row.get("START_TIME")),
         end_time=parse_timestamp(row.get("END_TIME")),
-        priority=_int(row.get("PRIORITY"), lenient=True),
+        priority=parse_int(row.get("PRIORITY"), lenient=True),
         qos=clean(row.get("QOS")),
         work_dir=clean(row.get("WORK_DIR")),
         command=clean(row.get("COMMAND")),
@@ -146,13 +146,3 @@ def _job(row: dict[str, str]) -> SlurmJob:
     )
 
 
-def _int(text: str | None, *, lenient: bool = False) -> int | None:
-    value = clean(text)
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        if lenient:  # %p prints a normalised float priority
-            return None
-        raise ValueError(f"expected an integer, got {value!r}") from None
