@@ -39,20 +39,20 @@ def make_runner(plan: LivePlanInput) -> LocalSource | SSHSource:
     return LocalSource(env=env, cwd=work)
 
 
-def _slurm_source(plan: LivePlanInput) -> Source | None:
+def _slurm_source(plan: LivePlanInput, runner: Source) -> Source | None:
     if plan.slurm.source != "pyslurm":
         return None
     from tools.sources.pyslurm_source import PyslurmSource
 
-    return PyslurmSource()
+    return PyslurmSource(fallback=runner)
 
 
 def make_collector(cfg: LiveConfig, *, runner: Source | None = None, on_progress: ProgressFn | None = None,
                    on_error: ErrorFn | None = None) -> LiveCollector:
     """A collector for one live snapshot of the cluster ``cfg`` describes."""
     plan = cfg.plan_input()
-    return LiveCollector(plan, runner or make_runner(plan), slurm=_slurm_source(plan), on_progress=on_progress,
-                         on_error=on_error)
+    run = runner or make_runner(plan)
+    return LiveCollector(plan, run, slurm=_slurm_source(plan, run), on_progress=on_progress, on_error=on_error)
 
 
 def live_read_context(cfg: LiveConfig, *, runner: Source | None = None, on_progress: ProgressFn | None = None,
