@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tools.errors import ParseError
-from tools.models.slurm import SlurmJob
+from tools.models.slurm import SlurmClientError, SlurmJob
 from tools.parsers import parse_artifact
 from tools.sources.base import RawArtifact
 
@@ -102,8 +102,14 @@ def test_record_cut_before_jobstate_is_a_parse_error() -> None:
 
 def test_text_outside_a_record_is_a_parse_error() -> None:
     with pytest.raises(ParseError) as err:
-        _parse("junk.txt", data=b"slurm_load_jobs error: Unable to contact slurm controller\n")
+        _parse("junk.txt", data=b"<html><body>502 Bad Gateway</body></html>\n")
     assert err.value.line == 1
+
+
+def test_controller_error_output_is_recorded_not_rejected() -> None:
+    # What scontrol prints when slurmctld is down is evidence (controller_unreachable), not junk.
+    (rec,) = _parse("down.txt", data=b"slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n")
+    assert isinstance(rec, SlurmClientError) and "Unable to contact" in rec.message
 
 
 def test_empty_file_is_a_parse_error() -> None:

@@ -77,7 +77,7 @@ def test_counter_that_does_not_read_is_a_parse_error() -> None:
 
 def test_other_text_is_a_parse_error() -> None:
     with pytest.raises(ParseError):
-        _parse("junk.txt", data=b"sdiag: error: slurm_get_statistics: Unable to contact slurm controller\n")
+        _parse("junk.txt", data=b"Segmentation fault (core dumped)\n")
 
 
 def test_empty_file_is_a_parse_error() -> None:
