@@ -46,7 +46,7 @@ _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 def safe_name(text: str) -> str:
     """A file-name-safe form of a node or job name (cluster text never becomes a path component)."""
-    return _SAFE.sub("_", text)[:80] or "_"
+    return _SAFE.sub("_", text).lstrip(".")[:80] or "_"
 
 
 def slurm_requests(cfg: LivePlanInput, now: datetime | None = None) -> list[FetchRequest]:
