@@ -90,25 +90,38 @@ def lustre_paths(lay: Layout, cfg: SandboxConfig) -> dict[str, Path]:
     return {fmt: lay.lustre / cfg.lustre_fs / name for fmt, (name, _cmd) in LUSTRE_FILES.items()}
 
 
-def _row(op: str, samples: int) -> str:
+_BUSY_OPS_PER_S = 5000.0
+"""Above this metadata op rate the emulated MDT is saturated: service times rise from tens of
+microseconds to milliseconds, as a real MDS's do under an open/stat storm."""
+
+
+def _avg_us(op: str, busy: bool) -> int:
+    """Mean service time of one op in microseconds (what Lustre 2.14+ sums in ``usecs``)."""
+    fast = op in ("open", "getattr", "close")
+    if busy:
+        return 1850 if fast else 4200
+    return 40 if fast else 120
+
+
+def _row(op: str, samples: int, busy: bool = False) -> str:
     if samples == 0:
         return f"{op:<26}{samples} samples [usecs] 0 0 0 0"
-    avg = 40 if op in ("open", "getattr", "close") else 120
+    avg = _avg_us(op, busy)
     return f"{op:<26}{samples} samples [usecs] 1 {avg * 90} {samples * avg} {samples * avg * avg * 3}"
 
 
-def _md_stats(fs: str, counts: dict[str, int], now: float, start: float) -> str:
+def _md_stats(fs: str, counts: dict[str, int], now: float, start: float, busy: bool = False) -> str:
     lines = [
         f"mdt.{fs}-MDT0000.md_stats=",
         f"{'snapshot_time':<26}{now:.9f} secs.nsecs",
         f"{'start_time':<26}{start:.9f} secs.nsecs",
         f"{'elapsed_time':<26}{now - start:.9f} secs.nsecs",
     ]
-    lines += [_row(op, n) for op, n in counts.items() if n]
+    lines += [_row(op, n, busy) for op, n in counts.items() if n]
     return "\n".join(lines) + "\n"
 
 
-def _job_block(job_id: str, counts: dict[str, int], now: float, start: float) -> list[str]:
+def _job_block(job_id: str, counts: dict[str, int], now: float, start: float, busy: bool = False) -> list[str]:
     out = [
         f"- job_id:          {job_id}",
         f"  snapshot_time:   {now:.9f} secs.nsecs",
@@ -117,7 +130,7 @@ def _job_block(job_id: str, counts: dict[str, int], now: float, start: float) ->
     ]
     for op in _MD_OPS:
         n = counts.get(op, 0)
-        avg = 40 if n else 0
+        avg = _avg_us(op, busy) if n else 0
         out.append(
             f"  {op + ':':<17}{{ samples: {n:>11}, unit: usecs, min: {1 if n else 0:>8}, max: {avg * 90:>8}, "
             f"sum: {n * avg:>15}, sumsq: {n * avg * avg * 3:>16} }}"
@@ -139,12 +152,13 @@ def write_lustre(lay: Layout, cfg: SandboxConfig, jobs: dict[str, dict[str, int]
     start = now - 3600.0
     jobs = jobs if jobs is not None else {"ls.0": {"open": 180, "close": 180, "getattr": 2210, "statfs": 3}}
     totals = {op: 1500 + sum(j.get(op, 0) for j in jobs.values()) for op in _MD_OPS}
+    busy = sum(totals.values()) / (now - start) > _BUSY_OPS_PER_S
     paths = lustre_paths(lay, cfg)
     paths["lctl-md-stats"].parent.mkdir(parents=True, exist_ok=True)
-    paths["lctl-md-stats"].write_text(_md_stats(fs, totals, now, start))
+    paths["lctl-md-stats"].write_text(_md_stats(fs, totals, now, start, busy))
     body = [f"mdt.{fs}-MDT0000.job_stats=", "job_stats:"]
     for job_id, counts in jobs.items():
-        body += _job_block(job_id, counts, now, start)
+        body += _job_block(job_id, counts, now, start, busy)
     paths["lctl-job-stats"].write_text("\n".join(body) + "\n")
     mount = f"/lustre/{fs}"
     inode_used = 1_203_311 + totals["mknod"] + totals["mkdir"]
