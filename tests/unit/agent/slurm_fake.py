@@ -50,6 +50,9 @@ class FakeSlurm:
             self.jobs[job] = "PENDING"
             self.excluded[job] = next((a.split("=", 1)[1] for a in argv if a.startswith("--exclude=")), "(null)")
             return f"{job}\n".encode()
+        if argv[:3] == ["scontrol", "write", "batch_script"]:
+            # What scontrol 22.05 prints when slurmctld still holds the script.
+            return f"batch script for job {argv[3]} written to {argv[4]}\n".encode()
         if argv[:3] == ["scontrol", "show", "job"]:
             state = self.jobs.get(argv[3], "RUNNING")
             exc = self.excluded.get(argv[3], "(null)")
