@@ -123,3 +123,36 @@ def test_live_diagnosis_and_drain_over_ssh(ssh: SSHSource, state_dir: Path, tmp_
     assert back.status == "executed" and back.verification and back.verification.ok, back.message
     assert not marker.exists()
     wait_healthy(state_dir, LocalSource(env=cluster.env(state_dir)))
+
+
+def test_ssh_from_warden_toml_with_kernel_logs_over_ssh(sshd: tuple[int, Path], state_dir: Path, tmp_path: Path) -> None:
+    """warden.toml alone decides: [slurm] via = "ssh" (host, user, port, key file) and kernel logs as
+    a command run over SSH on each node (here every node name maps to the loopback host)."""
+    from agent.live.config import LiveConfig, load_live_config, render_toml
+    from tools.live.model import KernelLogAccess, SlurmAccess
+
+    port, key = sshd
+    base = sandbox_config(state_dir)
+    cfg = LiveConfig.model_validate({
+        **base.model_dump(),
+        "slurm": SlurmAccess(via="ssh", host="127.0.0.1", user="root", port=port, key_file=str(key),
+                             slurm_conf=base.slurm.slurm_conf).model_dump(),
+        "kernel_logs": KernelLogAccess(kind="command", host="127.0.0.1",
+                                       argv=["tail", "-n", "500", f"{state_dir}/nodes/{{node}}/kernel.log"]).model_dump(),
+    })
+    p = tmp_path / "warden.toml"
+    p.write_text(render_toml(cfg))
+    from sandbox import faults
+
+    rec = faults.inject("gpu_xid79", state_dir)
+    try:
+        run = diagnose_live(load_live_config(p), f"Job {rec.job} has logged nothing for minutes. Why?", audit=False)
+    finally:
+        faults.clear("gpu_xid79", state_dir)
+    assert not run.collector.failures, run.collector.failures
+    d = run.diagnosis
+    assert d is not None and d.root_cause == "gpu_hardware_fault" and f"node:{rec.node}" in d.culprits
+    kernel = [a for a in run.artifacts if a.format == "kernel-log" and a.node == rec.node]
+    assert kernel and kernel[0].path == f"kernel/{rec.node}.log"
+    assert kernel[0].command == f"tail -n 500 {state_dir}/nodes/{rec.node}/kernel.log"
+    wait_healthy(state_dir, LocalSource(env=cluster.env(state_dir)))
