@@ -14,7 +14,7 @@ The four numbers the Cedar policies compare against their limits (policies.Polic
 
 Also here: the identity checks every target must pass before any policy sees it
 (:func:`check_targets`): names of the expected shape (no hostlist ranges, spaces, shell or path
-characters) that exist in the evidence, and checkpoints that the job's own log saved.
+characters) that exist in the evidence, and checkpoints that the job's run (the job and earlier jobs with its user and name) logged saving.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from agent.audit import AuditLog
 from tools.actions import WARDEN_PREFIX
+from tools.checks.base import same_run_jobs
 from tools.facts import Facts
 from tools.models.findings import ActionSpec
 
@@ -97,10 +98,11 @@ def check_targets(spec: ActionSpec, facts: Facts | None) -> list[str]:
         if not _CHECKPOINT_RE.match(spec.checkpoint) or ".." in spec.checkpoint.split("/"):
             problems.append(f"checkpoint {spec.checkpoint[:80]!r} is not a plain absolute path")
         elif facts is not None:
+            run = set(same_run_jobs(facts, spec.job)) if spec.job else set()
             saved = {e.fields.get("path") for e in facts.job_log_events
-                     if e.job == spec.job and e.kind == "checkpoint_saved"}
+                     if e.job in run and e.kind == "checkpoint_saved"}
             if spec.checkpoint not in saved:
-                problems.append(f"checkpoint {spec.checkpoint!r} was not saved by job {spec.job} per its log")
+                problems.append(f"checkpoint {spec.checkpoint!r} was not saved by job {spec.job}'s run per its logs")
     return problems
 
 

@@ -39,6 +39,10 @@ one for the sandbox. Example::
     max_job_logs = 16
     sacct_window_h = 6
 
+    [[checks]]                  # site overrides of check arguments, or enabled = false
+    check = "job_timeout_without_checkpoint"
+    args = { min_elapsed_min = 5 }
+
 The file is data: it is parsed with tomllib and validated, never evaluated.
 """
 
@@ -47,9 +51,12 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import tomli_w
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.store import warden_home
+from tools.checks import SiteCheck
 from tools.errors import ConfigError
 from tools.live.model import (CheckpointAccess, JobLogAccess, KernelLogAccess, LiveBounds, LivePlanInput,
                               LustreItem, SlurmAccess)
@@ -78,6 +85,8 @@ class LiveConfig(BaseModel):
     lustre: list[LustreItem] = Field(default_factory=list)
     checkpoints: CheckpointAccess = Field(default_factory=CheckpointAccess)
     bounds: LiveBounds = Field(default_factory=LiveBounds)
+    checks: list[SiteCheck] = Field(default_factory=list)
+    """``[[checks]]``: site overrides of check arguments (``check``, ``args``, ``enabled``)."""
 
     def plan_input(self) -> LivePlanInput:
         """The typed input of tools.live (tools/ never reads this file itself)."""
@@ -88,7 +97,7 @@ class LiveConfig(BaseModel):
         return LivePlanInput(cluster=self.cluster, slurm=s.model_copy(update={"key_file": key}),
                              prometheus_url=self.prometheus.url, kernel_logs=self.kernel_logs,
                              job_logs=self.job_logs, lustre=self.lustre, checkpoints=self.checkpoints,
-                             bounds=self.bounds)
+                             bounds=self.bounds, checks=self.checks)
 
 
 def default_config_path() -> Path:
@@ -118,26 +127,7 @@ def load_live_config(path: Path | None = None) -> LiveConfig:
     return cfg
 
 
-def _toml_value(v: object) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    s = str(v).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{s}"'
-
-
 def render_toml(cfg: LiveConfig) -> str:
     """``cfg`` as TOML text (None values left out), for ``warden sandbox up`` to write."""
     data = cfg.model_dump(mode="json", exclude_none=True)
-    lines = [f"# Warden live configuration (see agent/live/config.py)\ncluster = {_toml_value(data.pop('cluster'))}"]
-    lustre = data.pop("lustre", [])
-    for section, values in data.items():
-        lines.append(f"\n[{section}]")
-        lines += [f"{k} = {_toml_value(v)}" for k, v in values.items()]
-    for item in lustre:
-        lines.append("\n[[lustre]]")
-        lines += [f"{k} = {_toml_value(v)}" for k, v in item.items() if v not in ([],)]
-    return "\n".join(lines) + "\n"
+    return "# Warden live configuration (see agent/live/config.py)\n" + tomli_w.dumps(data)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.store import warden_home
 from agent.live.config import LiveConfig, PrometheusConfig, default_config_path, render_toml
+from agent.store import warden_home
+from tools.checks import SiteCheck
 from tools.errors import ConfigError
 from tools.live.collect import ErrorFn, LiveCollector, live_context
 from tools.live.model import KernelLogAccess, LivePlanInput, LustreItem, SlurmAccess
@@ -79,6 +80,8 @@ def sandbox_config(state_dir: Path | str | None = None) -> LiveConfig:
         prometheus=PrometheusConfig(url=sc.prometheus_url),
         kernel_logs=KernelLogAccess(kind="file", path=str(lay.nodes / "{node}" / "kernel.log")),
         lustre=lustre,
+        # The sandbox's training jobs run for minutes: a lost minute-long run still counts here.
+        checks=[SiteCheck(check="job_timeout_without_checkpoint", args={"min_elapsed_min": 0})],
     )
 
 

@@ -1,7 +1,8 @@
 """Deterministic checks: parsed facts -> findings. One check per module, one registry here.
 
-Site config names checks and their arguments (``{check: gpu_xid, args: {min_events: 2}}``); the
-arguments are validated against the check's config model, never evaluated.
+Site config overrides checks' arguments or turns checks off (``{check: gpu_xid, args: {min_events:
+2}}``, ``{check: input_pipeline_bound, enabled: false}``); the arguments are validated against the
+check's config model, never evaluated.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tools.checks.base import CheckSpec
 from tools.checks.checkpoint_corrupt import CheckpointConfig, check_checkpoint_load_failure
@@ -44,7 +45,7 @@ from tools.errors import ConfigError
 from tools.facts import Facts
 from tools.models.findings import Finding
 
-__all__ = ["CHECKS", "run_checks", "CheckSpec"]
+__all__ = ["CHECKS", "run_checks", "CheckSpec", "SiteCheck"]
 
 CHECKS: dict[str, CheckSpec[Any]] = {
     "gpu_xid": CheckSpec(fn=check_gpu_xid, config=XidConfig, description="GPU hardware Xids, ECC DBE, fallen off the bus"),
@@ -103,11 +104,22 @@ CHECKS: dict[str, CheckSpec[Any]] = {
 }
 
 
-def run_checks(facts: Facts, site: Iterable[Mapping[str, Any]] | None = None) -> list[Finding]:
-    """Run the checks named in ``site`` (default: all with default arguments) over ``facts``.
+class SiteCheck(BaseModel):
+    """One site override: a check's arguments, or ``enabled = false`` to turn it off."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    check: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    enabled: bool = True
+
+
+def run_checks(facts: Facts, site: Iterable[Mapping[str, Any] | SiteCheck] | None = None) -> list[Finding]:
+    """Run every registered check over ``facts``; ``site`` entries override a check's arguments or
+    disable it (the others run with their defaults).
 
     Args:
-        site: entries ``{"check": id, "args": {...}}``; an absent list runs every registered check.
+        site: entries ``{"check": id, "args": {...}, "enabled": true}`` (from warden.toml ``[[checks]]``).
 
     Returns:
         Findings from all checks, most confident first.
@@ -115,15 +127,23 @@ def run_checks(facts: Facts, site: Iterable[Mapping[str, Any]] | None = None) ->
     Raises:
         ConfigError: an unknown check id or arguments that do not validate (names the check and field).
     """
-    entries = list(site) if site is not None else [{"check": name} for name in CHECKS]
-    findings: list[Finding] = []
-    for entry in entries:
-        name = entry.get("check")
-        if name not in CHECKS:
-            raise ConfigError(f"checks: unknown check {name!r} (known: {', '.join(CHECKS)})")
-        spec = CHECKS[name]
+    overrides: dict[str, SiteCheck] = {}
+    for entry in site or ():
         try:
-            cfg = spec.config.model_validate(entry.get("args") or {})
+            sc = entry if isinstance(entry, SiteCheck) else SiteCheck.model_validate(entry)
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise ConfigError(f"checks: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        if sc.check not in CHECKS:
+            raise ConfigError(f"checks: unknown check {sc.check!r} (known: {', '.join(CHECKS)})")
+        overrides[sc.check] = sc
+    findings: list[Finding] = []
+    for name, spec in CHECKS.items():
+        sc = overrides.get(name)
+        if sc is not None and not sc.enabled:
+            continue
+        try:
+            cfg = spec.config.model_validate(sc.args if sc else {})
         except ValidationError as e:
             err = e.errors()[0]
             raise ConfigError(f"checks.{name}.args.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None

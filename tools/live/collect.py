@@ -109,5 +109,6 @@ def live_context(collector: LiveCollector) -> ReadContext:
         finally:
             collector.close()
 
-    ctx = ReadContext(collect, captured_at=collector.captured_at, cluster=collector.cfg.cluster, on_progress=collector.on_progress)
+    ctx = ReadContext(collect, captured_at=collector.captured_at, cluster=collector.cfg.cluster,
+                      on_progress=collector.on_progress, checks=[c.model_dump() for c in collector.cfg.checks])
     return ctx

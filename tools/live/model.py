@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.checks import SiteCheck
+
 from tools.models.ids import FormatId
 
 __all__ = ["SlurmAccess", "KernelLogAccess", "JobLogAccess", "LustreItem", "CheckpointAccess", "LiveBounds",
@@ -104,3 +106,5 @@ class LivePlanInput(_Strict):
     lustre: list[LustreItem] = Field(default_factory=list)
     checkpoints: CheckpointAccess = Field(default_factory=CheckpointAccess)
     bounds: LiveBounds = Field(default_factory=LiveBounds)
+    checks: list[SiteCheck] = Field(default_factory=list)
+    """Site check overrides (``[[checks]]``)."""

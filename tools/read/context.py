@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from tools.facts import Facts, build_facts
 from tools.sources.base import RawArtifact
@@ -24,18 +25,23 @@ class ReadContext:
         captured_at: "now" for time computations (a snapshot's capture time during replay).
         cluster: cluster name, if known.
         on_progress: optional progress callback.
+        checks: site check overrides (see tools.checks.run_checks).
     """
 
     def __init__(self, collect: Callable[[], Iterable[RawArtifact]], *, captured_at: datetime | None = None,
-                 cluster: str | None = None, on_progress: ProgressFn | None = None) -> None:
+                 cluster: str | None = None, on_progress: ProgressFn | None = None,
+                 checks: list[Mapping[str, Any]] | None = None) -> None:
         self._collect = collect
+        self.checks = checks
+        """Site check overrides (``[[checks]]`` of warden.toml) that get_findings and diagnose apply."""
         self._captured_at = captured_at
         self._cluster = cluster
         self._facts: Facts | None = None
         self.on_progress = on_progress
 
     @classmethod
-    def from_snapshot(cls, root: Path, *, on_progress: ProgressFn | None = None) -> ReadContext:
+    def from_snapshot(cls, root: Path, *, on_progress: ProgressFn | None = None,
+                      checks: list[Mapping[str, Any]] | None = None) -> ReadContext:
         """Replay a snapshot directory (DESIGN.md snapshot format).
 
         Raises:
@@ -50,7 +56,7 @@ class ReadContext:
                 yield src.read(entry)
 
         ctx = cls(collect, captured_at=src.manifest.captured_at, cluster=src.manifest.cluster.name,
-                  on_progress=on_progress)
+                  on_progress=on_progress, checks=checks)
         return ctx
 
     @property

@@ -25,5 +25,5 @@ def get_findings(ctx: ReadContext, *, limit: int = 15) -> FindingsSummary:
     evidence. Each finding has a root-cause id, culprits, evidence (file:line or metric), a
     confidence in [0, 1] and suggested actions. ``limit`` is 1–50."""
     limit = max(1, min(limit, 50))
-    found = run_checks(ctx.facts)
+    found = run_checks(ctx.facts, ctx.checks)
     return FindingsSummary(total=len(found), findings=found[:limit], truncated=len(found) > limit)
