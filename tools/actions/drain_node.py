@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from tools.actions.base import WARDEN_PREFIX, Action, CommandRunner, VerifyResult
+from tools.actions.base import WARDEN_PREFIX, Action, Authorization, CommandRunner, ExecutionResult, VerifyResult
 from tools.actions.params import NodeName
 from tools.actions.slurm_state import read_node
+from tools.errors import ActionError
 from tools.models.ids import ActionType
 
 __all__ = ["DrainNode"]
@@ -32,6 +33,24 @@ class DrainNode(Action):
 
     def describe(self) -> str:
         return f"drain {self.node}: {self._full_reason()}"
+
+    def execute(self, auth: Authorization, runner: CommandRunner) -> ExecutionResult:
+        """Drain, unless the node is already drained: by Warden (nothing to do) or by someone else.
+
+        Raises:
+            NotAllowedError: ``auth`` does not allow exactly this plan.
+            ActionError: the node is drained by someone else; overwriting their reason with Warden's
+                would later let Warden resume a node an administrator took out.
+        """
+        plan = self.authorize(auth)
+        n = read_node(runner, self.node)
+        if n.drained and (n.reason or "").startswith(WARDEN_PREFIX):
+            return ExecutionResult(plan_hash=plan.plan_hash, commands=[], ok=True,
+                                   outputs=[f"{self.node} is already drained by Warden ({n.reason}); nothing to do"])
+        if n.drained:
+            raise ActionError(f"drain_node {self.node}: already drained by someone else (Reason={n.reason}); "
+                              "not overwriting their reason")
+        return super().execute(auth, runner)
 
     def verify(self, runner: CommandRunner) -> VerifyResult:
         """The node carries DRAIN and Warden's reason."""

@@ -16,11 +16,15 @@ class RecordingRunner:
     """A CommandRunner that records argv lists instead of touching a cluster (unit level only;
     the sandbox integration tests run the same actions against real Slurm)."""
 
-    def __init__(self, fail: bool = False) -> None:
+    def __init__(self, fail: bool = False, node_state: str = "IDLE", reason: str | None = None) -> None:
         self.ran: list[list[str]] = []
         self.fail = fail
+        self.node_state, self.reason = node_state, reason
 
     def run(self, argv, *, timeout_s=30.0, input_bytes=None) -> bytes:
+        if list(argv[:3]) == ["scontrol", "show", "node"]:  # read-back, as scontrol 22.05 prints it
+            extra = f"\n   Reason={self.reason} [root@2026-11-29T10:00:00]" if self.reason else ""
+            return f"NodeName={argv[3]} Arch=x86_64 CoresPerSocket=8\n   State={self.node_state}{extra}\n".encode()
         self.ran.append(list(argv))
         if self.fail:
             raise CommandError(list(argv), 1, "slurm_update error: Invalid node name specified")
@@ -124,3 +128,15 @@ def test_every_action_plans(spec):
 def test_targets_must_name_exactly_one_thing(spec):
     with pytest.raises(ActionError):
         build_action(spec)
+
+
+def test_drain_does_not_overwrite_someone_elses_drain():
+    action = DrainNode(node="gpu017", reason="Xid 79")
+    auth = Authorization(plan_hash=action.plan().plan_hash, decision="allow")
+    theirs = RecordingRunner(node_state="IDLE+DRAIN", reason="planned PSU swap")
+    with pytest.raises(ActionError, match="drained by someone else"):
+        action.execute(auth, theirs)
+    assert theirs.ran == []
+    ours = RecordingRunner(node_state="IDLE+DRAIN", reason="warden: GPU hardware fault (Xid 79)")
+    result = action.execute(auth, ours)
+    assert result.ok and ours.ran == [] and "already drained by Warden" in result.outputs[0]
