@@ -64,9 +64,9 @@ _CKPT_LOAD = re.compile(
 )
 _SAVING = re.compile(r"checkpoint|torch\.save|\bsav(?:e|ing)\b|\.(?:pt|pth|ckpt|safetensors|bin)\b", re.IGNORECASE)
 _CKPT_SAVED = re.compile(
-    r"(?:saved checkpoint (?:to|at|in)|checkpoint saved (?:to|at|in)|saving model checkpoint to|"
-    r"saving model to|saved model checkpoint to|saved (?:state|weights) to)\s*:?\s*['\"]?(?P<path>/[^\s'\"(),]+)",
-    re.IGNORECASE)
+    r"\b(?:saved checkpoint|checkpoint saved|saving model checkpoint|saving model to|saved model checkpoint|"
+    r"saved (?:state|weights) to)\b", re.IGNORECASE)
+_ABS_PATH = re.compile(r"""(?:(?<=[\s'"=:])|^)(?P<path>/[^\s'"(),]+)""")
 """A completed (or, for Lightning/HF's "saving model ... to", started) checkpoint save naming its path."""
 _CKPT_SAVED_ITER = re.compile(
     r"successfully saved checkpoint (?:from|at) iteration\s+(?P<step>\d+) to (?P<path>/[^\s'\"(),\[]+)", re.IGNORECASE)
@@ -258,7 +258,13 @@ def classify(message: str) -> list[Classified]:
         return [("checkpoint_saved", None, {"path": mega["path"][:400], "step": str(int(mega["step"]))})]
     saved = _CKPT_SAVED.search(message)
     if saved and not _FAILURE_WORDS.search(message):
-        return [("checkpoint_saved", None, checkpoint_fields(saved["path"]))]
+        path = _ABS_PATH.search(message, saved.end())
+        if path:
+            fields = checkpoint_fields(path["path"])
+            step = re.search(r"\bstep[=: ]\s*(\d+)", message, re.IGNORECASE)
+            if step:
+                fields["step"] = str(int(step.group(1)))
+            return [("checkpoint_saved", None, fields)]
     found: list[Classified] = []
     if _CKPT_WRITE.search(message) or (_ENOSPC.search(message) and _SAVING.search(message)):
         found.append(("checkpoint_write_failure", exception_type(message), {}))

@@ -19,10 +19,12 @@ def test_common_save_lines():
         "'/proj/x/epoch=49-step=62500.ckpt' as top 1",
         # Hugging Face Trainer
         "Saving model checkpoint to /scratch/out/checkpoint-500",
+        # key=value style
+        "[2026-11-29T17:10:24] saved checkpoint step=4 path=/w/ckpt/step_000004",
     ]) + "\n"
     got = [(e.fields["path"], e.fields.get("step"), e.line) for e in saved(text)]
     assert got == [("/lustre/a/ckpt/step_002000", "2000", 1), ("/proj/x/epoch=49-step=62500.ckpt", "62500", 2),
-                   ("/scratch/out/checkpoint-500", "500", 3)]
+                   ("/scratch/out/checkpoint-500", "500", 3), ("/w/ckpt/step_000004", "4", 4)]
 
 
 def test_a_failed_save_is_not_a_save():
