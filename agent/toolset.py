@@ -30,11 +30,12 @@ def get_cluster_overview(ctx: RunContext[WardenDeps]) -> ClusterOverview:
 
 
 @read_toolset.tool
-def get_findings(ctx: RunContext[WardenDeps], limit: int = 15) -> FindingsSummary:
+def get_findings(ctx: RunContext[WardenDeps], limit: int = 15, culprit: str | None = None) -> FindingsSummary:
     """Run Warden's deterministic checks over all evidence. Each finding has root_cause, culprits
-    (node:/job:/fs:/user:), evidence (file:line or metric with unit), confidence 0–1 and suggested
-    actions. Most confident first; limit 1–50."""
-    return ctx.deps.call("get_findings", read.get_findings, limit=limit)
+    (node:/job:/fs:/user:/pod:), evidence (file:line or metric with unit), confidence 0–1 and suggested
+    actions. Most confident first; limit 1–50. `culprit` keeps only findings about one job, node or
+    pod (e.g. "job:4242", "4242", "gpu017") — use it for what the question names."""
+    return ctx.deps.call("get_findings", read.get_findings, limit=limit, culprit=culprit)
 
 
 @read_toolset.tool

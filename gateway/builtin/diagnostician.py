@@ -51,7 +51,11 @@ def _call(name: str, args: dict[str, Any], n: int) -> dict[str, Any]:
 
 def _first_turn(conv: Conversation) -> list[dict[str, Any]]:
     calls = [(name, {}) for name in _FIRST_LOOK if name in conv.tool_names]
-    jobs = sorted(e for e in named_entities(conv.question) if e[:1].isdigit())
+    named = named_entities(conv.question)
+    # On a busy cluster the findings about what the question names may not make the overall top few.
+    if "get_findings" in conv.tool_names:
+        calls += [("get_findings", {"culprit": e}) for e in sorted(named)[:4]]
+    jobs = sorted(e for e in named if e[:1].isdigit())
     for job in jobs[:3]:
         if "get_jobs" in conv.tool_names:
             calls.append(("get_jobs", {"job_id": job}))
@@ -61,10 +65,16 @@ def _first_turn(conv: Conversation) -> list[dict[str, Any]]:
 
 
 def _findings(conv: Conversation) -> list[dict[str, Any]]:
+    """Every finding the get_findings calls returned, once each (calls may overlap)."""
     out: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for result in conv.results.get("get_findings", []):
         if isinstance(result, dict):
-            out.extend(f for f in result.get("findings", []) if isinstance(f, dict))
+            for f in result.get("findings", []):
+                key = json.dumps(f, sort_keys=True) if isinstance(f, dict) else ""
+                if key and key not in seen:
+                    seen.add(key)
+                    out.append(f)
     return out
 
 

@@ -19,7 +19,8 @@ def check_job_timeout_without_checkpoint(facts: Facts, cfg: TimeoutConfig) -> li
     """timeout_without_checkpoint per job that ended TIMEOUT (sacct) or was cancelled "DUE TO TIME
     LIMIT" (job log), with no checkpoint saved in its log.
 
-    Sources: sacct job state and elapsed; job-log slurm_message and checkpoint_saved events.
+    Sources: sacct job state and elapsed; squeue/scontrol job state (TIMEOUT shows there before
+    accounting has it); job-log slurm_message and checkpoint_saved events.
     """
     timed_out: dict[str, list[Evidence]] = {}
     elapsed = {r.job_id: r.elapsed_s for r in facts.acct if not r.is_step and r.elapsed_s is not None}
@@ -32,6 +33,11 @@ def check_job_timeout_without_checkpoint(facts: Facts, cfg: TimeoutConfig) -> li
             timed_out.setdefault(r.job_id, []).append(Evidence(
                 text=f"sacct: job {r.job_id} State=TIMEOUT Elapsed={(r.elapsed_s or 0) // 60} min "
                      f"Timelimit={(r.time_limit_s or 0) // 60} min", metric="sacct"))
+    for j in facts.jobs:  # squeue/scontrol know the end state before accounting records it
+        if (j.state or "") == "TIMEOUT" and j.job_id not in short and j.job_id not in timed_out:
+            timed_out.setdefault(j.job_id, []).append(Evidence(
+                text=f"job {j.job_id} JobState=TIMEOUT RunTime={(j.elapsed_s or 0) // 60} min "
+                     f"TimeLimit={(j.time_limit_s or 0) // 60} min", metric="scontrol show job"))
     for e in facts.job_log_events:
         if e.kind == "slurm_message" and e.job and e.job not in short and "time limit" in e.message.lower():
             timed_out.setdefault(e.job, []).append(log_evidence(e))

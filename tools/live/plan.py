@@ -74,14 +74,20 @@ def _unhealthy(n: SlurmNode) -> bool:
 
 
 def jobs_that_matter(facts: Facts, limit: int) -> list[SlurmJob]:
-    """Running jobs and jobs that ended badly (FAILED, TIMEOUT, NODE_FAIL …), newest first, at most ``limit``."""
+    """Jobs that ended badly (FAILED, TIMEOUT, NODE_FAIL …), running jobs, then earlier jobs of the
+    failed jobs' runs (same user and job name), newest first in each group, at most ``limit``."""
     def newest(j: SlurmJob) -> float:
         when = j.end_time or j.start_time or j.submit_time
         return when.timestamp() if when else 0.0
 
     running = sorted((j for j in facts.jobs if j.state in ("RUNNING", "COMPLETING")), key=newest, reverse=True)
     failed = sorted((j for j in facts.jobs if (j.state or "") in _FAILED), key=newest, reverse=True)
-    return (failed + running)[:limit] if limit else []
+    # Earlier jobs of a failed job's run (same user and name): their logs say which checkpoints
+    # were saved, which is what a resubmission resumes from.
+    runs = {(j.user, j.name) for j in failed if j.user and j.name}
+    earlier = sorted((j for j in facts.jobs if (j.user, j.name) in runs and j not in failed and j not in running),
+                     key=newest, reverse=True)
+    return (failed + running + earlier)[:limit] if limit else []
 
 
 def nodes_that_matter(facts: Facts, limit: int) -> list[str]:

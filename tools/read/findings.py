@@ -19,11 +19,24 @@ class FindingsSummary(BaseModel):
     truncated: bool
 
 
-def get_findings(ctx: ReadContext, *, limit: int = 15) -> FindingsSummary:
+def _about(f: Finding, subject: str) -> bool:
+    """Whether a culprit of ``f`` is ``subject`` (``job:42``, ``42``, ``gpu017``, ``ns/pod`` or ``pod``)."""
+    want = subject.lower()
+    for c in f.culprits:
+        name = c.split(":", 1)[-1].lower()
+        if want in (c.lower(), name, name.rsplit("/", 1)[-1]):
+            return True
+    return False
+
+
+def get_findings(ctx: ReadContext, *, limit: int = 15, culprit: str | None = None) -> FindingsSummary:
     """Run all deterministic checks (Xid, interconnect, NCCL, stragglers, throttling, MDT load,
     storage, OOM, pending, node state, checkpoints, tracebacks, timeouts) over the collected
     evidence. Each finding has a root-cause id, culprits, evidence (file:line or metric), a
-    confidence in [0, 1] and suggested actions. ``limit`` is 1–50."""
+    confidence in [0, 1] and suggested actions. ``culprit`` keeps only findings about one job,
+    node, pod or file system (``job:42``, ``42``, ``gpu017``); ``limit`` is 1–50."""
     limit = max(1, min(limit, 50))
     found = run_checks(ctx.facts, ctx.checks)
+    if culprit:
+        found = [f for f in found if _about(f, culprit)]
     return FindingsSummary(total=len(found), findings=found[:limit], truncated=len(found) > limit)

@@ -26,6 +26,8 @@ def test_first_turn_asks_for_overview_findings_and_the_named_job():
     assert ("get_cluster_overview", {}) in calls and ("get_findings", {}) in calls
     assert ("get_jobs", {"job_id": "4242"}) in calls
     assert ("get_job_log_events", {"job": "4242"}) in calls
+    # The findings about the named job, even when many others outrank them cluster-wide.
+    assert ("get_findings", {"culprit": "4242"}) in calls
 
 
 def test_second_turn_answers_through_the_output_tool():
@@ -112,3 +114,17 @@ def test_pod_named_by_its_short_name_counts_as_asked():
         finding("insufficient_gpu_capacity", 0.9, ["pod:other/job-1"]),
     ])
     assert out["root_cause"] == "host_oom"
+
+
+def test_findings_from_overlapping_calls_are_counted_once():
+    f = finding("gpu_hardware_fault", 0.95, ["node:gpu017", "job:4242"], [{"type": "drain_node", "node": "gpu017"}])
+    req = {"tools": TOOLS, "messages": [
+        {"role": "user", "content": "Why is job 4242 stuck?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_findings", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "get_findings", "arguments": '{"culprit": "4242"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"findings": [f]})},
+        {"role": "tool", "tool_call_id": "c2", "content": json.dumps({"findings": [f]})}]}
+    args = json.loads(respond(req)["tool_calls"][0]["function"]["arguments"])
+    assert args["proposed_actions"] == [{"type": "drain_node", "node": "gpu017"}]
+    assert len(args["evidence"]) == 1
