@@ -31,7 +31,8 @@ def record_cmd(
         cfg = load_live_config(config)
         with err.status("collecting evidence…") as status:
             run = collect_live(cfg, on_progress=status.update)
-        write_snapshot(run.artifacts, out, captured_at=run.collector.captured_at, cluster=cfg.cluster)
+        write_snapshot(run.artifacts, out, captured_at=run.collector.captured_at, cluster=cfg.cluster,
+                       checks=[c.model_dump() for c in cfg.checks])
     for req, why in run.collector.failures:
         err.print(f"skipped {req.path}: {' '.join(why.split())[:200]}", markup=False)
     Console(highlight=False).print(f"recorded {len(run.artifacts)} files to {out} "

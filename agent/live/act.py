@@ -53,7 +53,8 @@ def collect_live(cfg: LiveConfig, *, runner: CommandRunner | None = None, on_pro
     finally:
         collector.close()
     return LiveRun(collector=collector, artifacts=arts,
-                   ctx=context_of(arts, captured_at=collector.captured_at, cluster=cfg.cluster))
+                   ctx=context_of(arts, captured_at=collector.captured_at, cluster=cfg.cluster,
+                                  checks=[c.model_dump() for c in cfg.checks]))
 
 
 def diagnose_live(cfg: LiveConfig, question: str | None = None, *, runner: CommandRunner | None = None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import yaml
 
@@ -38,7 +39,7 @@ def _slurm_version(artifacts: Sequence[RawArtifact]) -> str | None:
 
 
 def write_snapshot(artifacts: Sequence[RawArtifact], out: Path, *, captured_at: datetime, cluster: str,
-                   extra: dict[str, str] | None = None) -> Path:
+                   extra: dict[str, Any] | None = None, checks: list[dict[str, Any]] | None = None) -> Path:
     """Write ``artifacts`` and a complete manifest under ``out`` (created; must be empty if it exists).
 
     Returns:
@@ -73,14 +74,16 @@ def write_snapshot(artifacts: Sequence[RawArtifact], out: Path, *, captured_at: 
     if version:
         info["slurm_version"] = version
     manifest = {"captured_at": captured_at.isoformat().replace("+00:00", "Z"), "cluster": info,
-                **(extra or {}), "files": files}
+                **(extra or {}), **({"checks": checks} if checks else {}), "files": files}
     out.mkdir(parents=True, exist_ok=True)
     (out / MANIFEST_NAME).write_text(yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=200))
     load_manifest(out)
     return out
 
 
-def context_of(artifacts: Sequence[RawArtifact], *, captured_at: datetime, cluster: str) -> ReadContext:
-    """A ReadContext over artifacts already fetched (the live twin of a recorded snapshot)."""
+def context_of(artifacts: Sequence[RawArtifact], *, captured_at: datetime, cluster: str,
+               checks: list[dict[str, Any]] | None = None) -> ReadContext:
+    """A ReadContext over artifacts already fetched (the live twin of a recorded snapshot), with
+    the site's check overrides."""
     arts = list(artifacts)
-    return ReadContext(lambda: iter(arts), captured_at=captured_at, cluster=cluster)
+    return ReadContext(lambda: iter(arts), captured_at=captured_at, cluster=cluster, checks=checks)

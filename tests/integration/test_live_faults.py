@@ -166,9 +166,11 @@ def test_checkpoint_corrupt_resubmits_from_verified_checkpoint(state_dir, cfg, r
         checks: dict = {}
         spec = _by_type(live_specs(d, run.ctx.facts, cfg, runner, checks))["resubmit_from_checkpoint"]
         corrupt = str(rec.files[0].parent)
-        # The truncated newest checkpoint fails its sha256/size check; the next older one verifies.
-        assert [c.path for c in checks[rec.job] if not c.ok] == [corrupt]
+        # The truncated newest checkpoint is never proposed (its load failed, or its sha256/size check
+        # fails); the next older one is, and it verifies against its manifest.
+        assert corrupt not in [c.path for c in checks[rec.job] if c.ok]
         assert spec.checkpoint and spec.checkpoint != corrupt and spec.checkpoint.endswith("step_000004")
+        assert any(c.path == spec.checkpoint and c.ok for c in checks[rec.job])
         ex = Executor.make(tmp_path, runner, run.ctx.facts)
         out = ex.run(spec)
         new.append(_new_job(out) or "")

@@ -33,7 +33,7 @@ def test_recorded_incident_replays_to_the_live_diagnosis(state_dir: Path, tmp_pa
         question = f"Job {rec.job} has logged nothing for minutes. Why?"
         run = diagnose_live(cfg, question, runner=LocalSource(env=cluster.env(state_dir)), audit=False)
         snap = write_snapshot(run.artifacts, tmp_path / "snap", captured_at=run.collector.captured_at,
-                              cluster=cfg.cluster)
+                              cluster=cfg.cluster, checks=[c.model_dump() for c in cfg.checks])
         # A second, independent recording through the CLI while the fault is still active.
         conf = tmp_path / "warden.toml"
         conf.write_text(render_toml(cfg))

@@ -146,17 +146,28 @@ def job_culprits(job_ids: Iterable[str]) -> list[str]:
     return out
 
 
+def _home_like(path: str | None, user: str | None) -> bool:
+    p = (path or "").rstrip("/")
+    return not p or p in ("/root", "/tmp") or (user is not None and p.endswith(f"/{user}") and p.count("/") <= 2)
+
+
 def same_run_jobs(facts: Facts, job_id: str) -> list[str]:
-    """The job and the other jobs of the same training run: same user and job name in squeue or
-    sacct (a resubmission chain writes its checkpoints to one place)."""
-    def ident(jid: str) -> tuple[str | None, str | None]:
+    """The job and the other jobs of the same training run: the same user and either the same job
+    name or the same working directory (other than a home directory) in squeue/scontrol or sacct —
+    a resubmission chain writes its checkpoints to one place."""
+    def ident(jid: str) -> tuple[str | None, str | None, str | None]:
         j, a = facts.job(jid), facts.acct_job(jid)
-        return ((j.user if j else None) or (a.user if a else None), (j.name if j else None) or (a.name if a else None))
-    user, name = ident(job_id)
+        user = (j.user if j else None) or (a.user if a else None)
+        name = (j.name if j else None) or (a.name if a else None)
+        work = j.work_dir if j else None
+        return user, name, None if _home_like(work, user) else work
+
+    user, name, work = ident(job_id)
     ids = [job_id]
-    if user and name:
+    if user:
         for jid in [j.job_id for j in facts.jobs] + [r.job_id for r in facts.acct if not r.is_step]:
-            if jid not in ids and ident(jid) == (user, name):
+            u, n, w = ident(jid)
+            if jid not in ids and u == user and ((name and n == name) or (work and w == work)):
                 ids.append(jid)
     return ids
 

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta, timezone
 
 import httpx
 
+from tools.checks.base import same_run_jobs
 from tools.facts import Facts
 from tools.live.model import LivePlanInput
 from tools.models.slurm import SlurmJob, SlurmNode
@@ -75,17 +76,17 @@ def _unhealthy(n: SlurmNode) -> bool:
 
 def jobs_that_matter(facts: Facts, limit: int) -> list[SlurmJob]:
     """Jobs that ended badly (FAILED, TIMEOUT, NODE_FAIL …), running jobs, then earlier jobs of the
-    failed jobs' runs (same user and job name), newest first in each group, at most ``limit``."""
+    failed jobs' runs (tools.checks.base.same_run_jobs), newest first in each group, at most ``limit``."""
     def newest(j: SlurmJob) -> float:
         when = j.end_time or j.start_time or j.submit_time
         return when.timestamp() if when else 0.0
 
     running = sorted((j for j in facts.jobs if j.state in ("RUNNING", "COMPLETING")), key=newest, reverse=True)
     failed = sorted((j for j in facts.jobs if (j.state or "") in _FAILED), key=newest, reverse=True)
-    # Earlier jobs of a failed job's run (same user and name): their logs say which checkpoints
-    # were saved, which is what a resubmission resumes from.
-    runs = {(j.user, j.name) for j in failed if j.user and j.name}
-    earlier = sorted((j for j in facts.jobs if (j.user, j.name) in runs and j not in failed and j not in running),
+    # Earlier jobs of a failed job's run (same user, and name or working directory): their logs say
+    # which checkpoints were saved, which is what a resubmission resumes from.
+    run_ids = {r for j in failed for r in same_run_jobs(facts, j.job_id)}
+    earlier = sorted((j for j in facts.jobs if j.job_id in run_ids and j not in failed and j not in running),
                      key=newest, reverse=True)
     return (failed + running + earlier)[:limit] if limit else []
 

@@ -56,7 +56,7 @@ class ReadContext:
                 yield src.read(entry)
 
         ctx = cls(collect, captured_at=src.manifest.captured_at, cluster=src.manifest.cluster.name,
-                  on_progress=on_progress, checks=checks)
+                  on_progress=on_progress, checks=checks if checks is not None else (src.manifest.checks or None))
         return ctx
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -49,6 +50,9 @@ class Manifest(BaseModel):
     captured_at: datetime
     cluster: ClusterInfo = Field(default_factory=ClusterInfo)
     files: list[ManifestEntry] = Field(default_factory=list)
+    checks: list[dict[str, Any]] = Field(default_factory=list)
+    """The site's check overrides in force when the snapshot was recorded (optional), so a
+    replay weighs the evidence as the live run did."""
 
 
 def _first_error(err: ValidationError) -> str:
