@@ -180,7 +180,7 @@ def eval_cmd(
 
     Example: warden eval --min-accuracy 0.9 --report build/eval --baseline main-eval.json
     """
-    console = Console()
+    console = Console() if Console().is_terminal else Console(width=160)  # logs and CI: no squeezed columns
     with warden_errors(extra=(GatewayError,)):
         config = load_config(gateway_config) if gateway_config else default_config()
         models = [BUILTIN_MODEL] + ([model] if model != BUILTIN_MODEL else [])
