@@ -195,10 +195,14 @@ def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> 
 
 def resubmit_specs(facts: Facts, job_ids: Iterable[str], exclude_nodes: list[str], reason: str) -> list[ActionSpec]:
     """resubmit_from_checkpoint proposals for jobs whose work was lost on ``exclude_nodes``, each
-    from its newest saved checkpoint."""
-    return [
-        ActionSpec(type="resubmit_from_checkpoint", job=j, exclude_nodes=sorted(exclude_nodes),
-                   checkpoint=newest_checkpoint(facts, j), reason=reason)
-        for j in job_ids
-    ]
-
+    from its run's newest saved checkpoint; where no log names a checkpoint, the owner is told too
+    (the resubmitted job starts over, which is the owner's call to make)."""
+    out: list[ActionSpec] = []
+    for j in job_ids:
+        ckpt = newest_checkpoint(facts, j)
+        out.append(ActionSpec(type="resubmit_from_checkpoint", job=j, exclude_nodes=sorted(exclude_nodes),
+                              checkpoint=ckpt, reason=reason))
+        if ckpt is None:
+            out.append(ActionSpec(type="notify_owner", job=j,
+                                  reason=f"{reason}; no saved checkpoint found in the job's logs"))
+    return out

@@ -26,6 +26,20 @@ class InterconnectConfig(CheckConfig):
     nvlink_xids: frozenset[int] = frozenset({74})
 
 
+def _link_state(ev: KernelEvent) -> str | None:
+    """``up``/``down`` for link and cable events: a port going down, a cable unplugged or reporting
+    an error (bad or shorted cable/module) is down; a port up or a cable plugged in is up."""
+    state = ev.fields.get("state", "").lower()
+    if state in ("down", "up"):
+        return state
+    detail = ev.fields.get("detail", "").lower()
+    if state == "module_error" or "unplugged" in detail:
+        return "down"
+    if state == "module_event" and "plugged" in detail:
+        return "up"
+    return None
+
+
 def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[Finding]:
     """interconnect_fault per node with an InfiniBand port that is down (its last state printed is
     down) or flapping (went down and came back ``flap_downs`` times or more), or NVLink Xids.
@@ -40,9 +54,10 @@ def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[
     for ev in facts.kernel_events:
         if not ev.node:
             continue
-        if ev.kind == "ib_link" and ev.fields.get("state", "").lower() in ("down", "up"):
-            port = (ev.node, ev.fields.get("device", ""), ev.fields.get("port", ""))
-            port_up[port] = ev.fields["state"].lower() == "up"
+        state = _link_state(ev) if ev.kind == "ib_link" else None
+        if state is not None:
+            port = (ev.node, ev.fields.get("device", ""), ev.fields.get("port") or f"module {ev.fields.get('module', '')}")
+            port_up[port] = state == "up"
             if not port_up[port]:
                 port_downs[port].append(ev)
         elif ev.kind == "xid" and ev.xid in cfg.nvlink_xids:

@@ -83,14 +83,18 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
         if m.elapsed_s:
             rates[m.target] = (_md_ops(m.counters) / m.elapsed_s, _md_ops(m.counters))
     for target, entries in jobs_by_mdt.items():
-        if target not in rates:
-            timed = [(e, t) for e in entries if (t := _elapsed(facts, e))]
-            rate = sum(_md_ops(e.ops) / t for e, t in timed) if timed else None
-            rates[target] = (rate, sum(_md_ops(e.ops) for e in entries))
-        if target not in service:
-            parts = [_service_us(e.ops, e.usecs) for e in entries]
-            if sum(n for _, n in parts):
-                service[target] = sum(us for us, _ in parts) / sum(n for _, n in parts)
+        # md_stats may cover weeks (elapsed since mount); job_stats cover the jobs' own, recent
+        # windows. A storm shows in the busier of the two views: judge by that view's rate and
+        # that view's service time.
+        timed = [(e, t) for e in entries if (t := _elapsed(facts, e))]
+        job_rate = sum(_md_ops(e.ops) / t for e, t in timed) if timed else None
+        md_rate, md_ops = rates.get(target, (None, 0))
+        parts = [_service_us(e.ops, e.usecs) for e in entries]
+        job_svc = sum(us for us, _ in parts) / sum(n for _, n in parts) if sum(n for _, n in parts) else None
+        use_jobs = job_rate is not None and (md_rate is None or job_rate > md_rate)
+        rates[target] = (job_rate if use_jobs else md_rate, max(md_ops, sum(_md_ops(e.ops) for e in entries)))
+        if job_svc is not None and (use_jobs or target not in service):
+            service[target] = job_svc
     findings: list[Finding] = []
     for target, (rate, ops) in sorted(rates.items()):
         stormed = rate > cfg.max_ops_per_s if rate is not None else ops > cfg.min_ops_without_time

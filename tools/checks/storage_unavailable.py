@@ -71,6 +71,7 @@ def check_lustre_unavailable(facts: Facts, cfg: LustreUnavailableConfig) -> list
     targets = sorted({e.fields["target"] for e in events if e.fields.get("target")})
     hung = [e for e in facts.kernel_events if e.kind == "hung_task" and e.node in bad]
     times = [t for e in events if (t := kernel_event_time(facts, e)) is not None]
+    slow_only = all(e.fields.get("state") == "request_timeout" for e in events)
     jobs = affected_jobs(facts, bad, since=min(times) if times else None)
     client_side = share <= cfg.single_client_share and len(logged_nodes) >= 3
     culprits = ([f"node:{n}" for n in sorted(bad)] if client_side else []) + [f"fs:{fs}" for fs in fss]
@@ -88,6 +89,8 @@ def check_lustre_unavailable(facts: Facts, cfg: LustreUnavailableConfig) -> list
         + ("; confined to these clients" if client_side else "; servers or LNet unreachable"),
         culprits=culprits + job_culprits(jobs),
         evidence=[kernel_evidence(e) for e in (events[:4] + hung[:2])],
-        confidence=0.8 if len(events) >= 2 * cfg.min_events or hung else 0.7,
+        # Only "timed out for slow reply": the servers answer, slowly (an overloaded MDS/OSS), so this
+        # is a symptom of load, not lost servers; a check that sees the load should outrank it.
+        confidence=0.5 if slow_only else 0.8 if len(events) >= 2 * cfg.min_events or hung else 0.7,
         suggested_actions=actions,
     )]

@@ -68,7 +68,8 @@ _ANON_RSS = re.compile(r"anon-rss:(?P<kib>\d+)kB")
 _SLURM_JOB = re.compile(r"/job_(?P<job>\d+)")
 
 _IB_PORT = re.compile(r"(?P<dev>mlx\d_\d+|mlx\d_core \S+)?:? ?Port: (?P<port>\d+) Link (?P<state>DOWN|ACTIVE|INIT|ARMED|UP)\b")
-_IB_MODULE = re.compile(r"mlx\d_port_module_event.*Port module event(?P<err>\[error\])?: module (?P<module>\d+), (?P<detail>.*)")
+_IB_MODULE = re.compile(r"(?:mlx\d_port_module_event.*)?Port module event(?P<err>\[error\])?: module (?P<module>\d+), (?P<detail>.*)")
+"""Cable/transceiver events, with (older kernels) or without the mlx5_port_module_event function prefix."""
 _IB_CARRIER = re.compile(r"^(?:IPv6: ADDRCONF\(NETDEV_CHANGE\): )?(?P<dev>ib\w*|ibp\w*): (?P<what>lost carrier|link becomes ready|carrier on)")
 _IB_LINK_UPDOWN = re.compile(r"^mlx\d_core \S+ (?P<dev>\S+): Link (?P<state>up|down)\b", re.IGNORECASE)
 

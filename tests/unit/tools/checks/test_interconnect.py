@@ -55,11 +55,14 @@ def test_flapping_ib_port_names_node_and_job_and_proposes_drain_and_resubmit(mak
     (f,) = check_interconnect_link_down(_facts(make_facts, "gpu012", FLAP), InterconnectConfig())
     assert f.root_cause == "interconnect_fault"
     assert f.culprits == ["node:gpu012", "job:74120"]
-    assert [(e.file, e.line) for e in f.evidence] == [("kernel/gpu012.log", 2), ("kernel/gpu012.log", 4),
-                                                      ("kernel/gpu012.log", 6)]
+    # The cable error (module 3, never followed by "Cable plugged") and the three carrier losses.
+    assert [(e.file, e.line) for e in f.evidence] == [("kernel/gpu012.log", 1), ("kernel/gpu012.log", 2),
+                                                      ("kernel/gpu012.log", 4), ("kernel/gpu012.log", 6)]
     kinds = [(a.type, a.node, a.job, a.exclude_nodes) for a in f.suggested_actions]
-    assert kinds == [("drain_node", "gpu012", None, []), ("resubmit_from_checkpoint", None, "74120", ["gpu012"])]
-    assert "3 link-down" in f.message and "threshold 1" in f.message
+    assert kinds == [("drain_node", "gpu012", None, []), ("resubmit_from_checkpoint", None, "74120", ["gpu012"]),
+                     # no checkpoint in the evidence: the owner is told the job starts over
+                     ("notify_owner", None, "74120", [])]
+    assert "4 link-down" in f.message and "threshold 1" in f.message
 
 
 def test_port_still_down_fires_with_journal_host(make_facts):
@@ -84,8 +87,8 @@ def test_cable_plugged_module_event_and_application_xid_do_not_fire(make_facts):
 
 def test_threshold_is_configurable(make_facts):
     facts = _facts(make_facts, "gpu012", FLAP)
-    assert check_interconnect_link_down(facts, InterconnectConfig(min_link_down=4)) == []
-    assert len(check_interconnect_link_down(facts, InterconnectConfig(min_link_down=3))) == 1
+    assert check_interconnect_link_down(facts, InterconnectConfig(min_link_down=5)) == []
+    assert len(check_interconnect_link_down(facts, InterconnectConfig(min_link_down=4))) == 1
     # A site that counts another Xid as a fabric error says so in config.
     assert check_interconnect_link_down(_facts(make_facts, "gpu003", XID74),
                                         InterconnectConfig(nvlink_xids=frozenset({149}))) == []
@@ -131,3 +134,13 @@ def test_job_cancelled_before_the_link_failed_is_not_a_victim(make_facts):
     (f,) = check_interconnect_link_down(facts, InterconnectConfig())
     assert f.culprits == ["node:gpu012", "job:74120"]
     assert [a.job for a in f.suggested_actions if a.type == "resubmit_from_checkpoint"] == ["74120"]
+
+
+def test_cable_errors_and_unplug_cycles_without_the_function_prefix(make_facts):
+    # Fires: newer kernels print module events without "mlx5_port_module_event:"; a cable that keeps
+    # erroring and being unplugged/plugged is a flapping link.
+    cycle = ("[Sun Nov 29 16:17:13 2026] mlx5_core 0000:5e:00.0: Port module event[error]: module 3, Cable error, Bad or shorted cable/module\n"
+             "[Sun Nov 29 16:17:13 2026] mlx5_core 0000:5e:00.0: Port module event: module 3, Cable unplugged\n"
+             "[Sun Nov 29 16:17:23 2026] mlx5_core 0000:5e:00.0: Port module event: module 3, Cable plugged\n")
+    (f,) = check_interconnect_link_down(_facts(make_facts, "gpu012", cycle * 2), InterconnectConfig())
+    assert f.culprits[0] == "node:gpu012" and "Cable error" in f.evidence[0].text

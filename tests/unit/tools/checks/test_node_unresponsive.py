@@ -39,7 +39,8 @@ def test_not_responding_node_and_its_lost_job(make_facts):
     assert f.culprits == ["node:dgx11", "job:51311"]
     assert f.evidence[0].metric == "scontrol show node" and "Reason=Not responding" in f.evidence[0].text
     kinds = [(a.type, a.node, a.job, a.exclude_nodes) for a in f.suggested_actions]
-    assert kinds == [("drain_node", "dgx11", None, []), ("resubmit_from_checkpoint", None, "51311", ["dgx11"])]
+    assert kinds == [("drain_node", "dgx11", None, []), ("resubmit_from_checkpoint", None, "51311", ["dgx11"]),
+                     ("notify_owner", None, "51311", [])]  # no checkpoint in the evidence
     assert f.message == "dgx11 is DOWN+NOT_RESPONDING (reason: Not responding)"
 
 

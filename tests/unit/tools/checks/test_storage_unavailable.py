@@ -86,3 +86,12 @@ def test_job_that_ended_before_the_outage_is_not_a_victim(make_facts):
                        **{f"kernel/{n}.log": {"node": n} for n in ("hgx09", "hgx10", "hgx17")})
     (f,) = check_lustre_unavailable(facts, LustreUnavailableConfig())
     assert "job:2211400" not in f.culprits and "job:2211540" in f.culprits
+
+
+def test_slow_replies_alone_are_a_symptom_of_load(make_facts):
+    # Fires weakly: only "timed out for slow reply" (the server answers, late), no lost connection,
+    # no eviction, no hang -- an overloaded MDS/OSS; a check that sees the load should outrank it.
+    slow = LOST.splitlines()[0] + "\n" + LOST.splitlines()[0].replace("14:22:40", "14:31:02") + "\n"
+    facts = _facts(make_facts, {"hgx09": slow, "hgx10": slow, "hgx02": QUIET})
+    (f,) = check_lustre_unavailable(facts, LustreUnavailableConfig())
+    assert f.confidence == 0.5
