@@ -129,7 +129,8 @@ def decide(question: str, findings: list[dict[str, Any]]) -> dict[str, Any]:
                 seen_actions.add(key)
                 actions.append(a)
     others = [c for c in ranked[1:] if scores[c] >= HEALTHY_BELOW - 0.2]
-    summary = f"{_LABELS.get(cause, cause).capitalize()}: {chosen[0]['message']}."
+    label = _LABELS.get(cause, cause)
+    summary = f"{label[:1].upper()}{label[1:]}: {chosen[0]['message']}."
     if len(chosen) > 1:
         summary += " Also: " + "; ".join(f["message"] for f in chosen[1:3]) + "."
     if others:
