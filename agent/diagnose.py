@@ -32,7 +32,6 @@ from gateway.app import create_app
 from gateway.client import make_model
 from gateway.config import BUILTIN_MODEL, GatewayConfig, default_config
 from tools.actions import plan_spec
-from tools.checks import run_checks
 from tools.errors import WardenError
 from tools.models.findings import CULPRIT_RE, Diagnosis, DiagnosisDraft
 from tools.read.context import ProgressFn, ReadContext
@@ -87,7 +86,7 @@ def _complete(draft: DiagnosisDraft, ctx: ReadContext, question: str, model: str
     actions = [] if draft.root_cause == "healthy" else [plan_spec(sanitize_spec(a)) for a in draft.proposed_actions]
     return Diagnosis(question=question, root_cause=draft.root_cause, culprits=culprits, evidence=draft.evidence,
                      confidence=draft.confidence, summary=draft.summary, gpu_hours_lost=round(lost, 1),
-                     proposed_actions=actions, findings=run_checks(facts, ctx.checks), model=model)
+                     proposed_actions=actions, findings=ctx.findings, model=model)
 
 
 class RunOutcome(BaseModel):
@@ -258,7 +257,7 @@ def diagnose(ctx: ReadContext, question: str = DEFAULT_QUESTION, *, model: str =
 
 def _partial(ctx: ReadContext, question: str, model: str, why: str) -> Diagnosis:
     """What is known when a limit stops the run: the checks' findings, no conclusion, no actions."""
-    findings = run_checks(ctx.facts, ctx.checks)
+    findings = ctx.findings
     top = findings[0] if findings else None
     return Diagnosis(question=question, root_cause=top.root_cause if top else "healthy",
                      culprits=top.culprits if top else [], evidence=top.evidence if top else [],

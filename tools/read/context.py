@@ -7,7 +7,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tools.checks import run_checks
 from tools.facts import Facts, build_facts
+from tools.models.findings import Finding
 from tools.sources.base import RawArtifact
 from tools.sources.snapshot import SnapshotSource
 
@@ -37,6 +39,7 @@ class ReadContext:
         self._captured_at = captured_at
         self._cluster = cluster
         self._facts: Facts | None = None
+        self._findings: list[Finding] | None = None
         self.on_progress = on_progress
 
     @classmethod
@@ -58,6 +61,18 @@ class ReadContext:
         ctx = cls(collect, captured_at=src.manifest.captured_at, cluster=src.manifest.cluster.name,
                   on_progress=on_progress, checks=checks if checks is not None else (src.manifest.checks or None))
         return ctx
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every check's findings over these facts with the site's overrides, most confident first;
+        computed once (a run asks for findings several times: per named culprit, then for the Diagnosis).
+
+        Raises:
+            ConfigError: a site check override is invalid.
+        """
+        if self._findings is None:
+            self._findings = run_checks(self.facts, self.checks)
+        return self._findings
 
     @property
     def facts(self) -> Facts:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from tools.checks import run_checks
 from tools.models.findings import Finding
 from tools.read.context import ReadContext
 
@@ -36,7 +35,7 @@ def get_findings(ctx: ReadContext, *, limit: int = 15, culprit: str | None = Non
     confidence in [0, 1] and suggested actions. ``culprit`` keeps only findings about one job,
     node, pod or file system (``job:42``, ``42``, ``gpu017``); ``limit`` is 1–50."""
     limit = max(1, min(limit, 50))
-    found = run_checks(ctx.facts, ctx.checks)
+    found = ctx.findings
     if culprit:
         found = [f for f in found if _about(f, culprit)]
     return FindingsSummary(total=len(found), findings=found[:limit], truncated=len(found) > limit)
