@@ -42,6 +42,10 @@ RootCause = Literal[
     "image_pull_failure",
     "crash_loop",
     "device_plugin_failure",
+    "job_preempted",
+    "job_held",
+    "fs_client_fault",
+    "inconclusive",
     "healthy",
 ]
 
