@@ -7,6 +7,7 @@ import re
 from pydantic import BaseModel, Field, field_validator
 
 from tools.models.ids import ActionType, RootCause
+from tools.models.unreadable import Unreadable
 
 __all__ = ["Evidence", "ActionSpec", "Finding", "DiagnosisDraft", "PlannedAction", "Diagnosis", "CULPRIT_RE"]
 
@@ -119,5 +120,7 @@ class Diagnosis(BaseModel):
     """Every finding the checks produced, the chosen cause's and the others."""
     stopped_by: str | None = None
     """Set when a loop limit ended the run early (the diagnosis is then partial)."""
+    unreadable: list[Unreadable] = Field(default_factory=list)
+    """Evidence that could not be read (file, fetch or check, and why); the diagnosis used the rest."""
     model: str = "builtin"
     run_id: str | None = None
