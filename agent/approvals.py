@@ -6,6 +6,14 @@ single-use (DESIGN.md, safety invariant 2). The life of one request::
 
     request_approval() -> pending --approve()--> approved --consume()--> consumed
                                   \\--deny()---> denied
+                                  \\--(expiry)-> expired     (recorded once in the audit log)
+
+An approval carries a MAC (HMAC-SHA256 over id, plan hash, action, requester, approver and
+expiry) made with a key only Warden's service identity can read: ``approval.key`` beside the
+database, created with mode 0600 (or a configured secret). ``consume`` recomputes it and, when the
+store has an audit log, finds the approval's own "approve" record in the hash chain, so a row
+edited or inserted in ``approvals.db`` by hand is refused (:class:`ApprovalTampered`). Plan
+hashes are compared whole, never by prefix.
 
 Every refusal is a typed :class:`ApprovalError` with a one-line message, raised before anything
 changes in the database:
@@ -18,7 +26,8 @@ changes in the database:
     ├── ApprovalAlreadyDecided approve()/deny() on a request that is no longer pending
     ├── PlanHashMismatch       the plan hash differs from the one approval was requested for
     ├── SelfApprovalRefused    the requester approving their own irreversible action
-    └── ApproverNotAllowed     the approver is not in the allowed set (from config)
+    ├── ApproverNotAllowed     the approver is not in the allowed set (from config)
+    └── ApprovalTampered       the row's MAC does not verify, or its approval is not in the audit chain
 
 Given an :class:`agent.audit.AuditLog`, the store appends every request, approval, denial, use
 and refusal to it before the database changes; if the audit store cannot record, nothing changes.
@@ -32,7 +41,10 @@ outcomes and resumes with ``agent.run(message_history=..., deferred_tool_results
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import os
 import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -48,7 +60,7 @@ from sqlite_utils.db import NotFoundError
 
 from agent.audit import AuditLog
 from tools.errors import WardenError
-from tools.models.ids import READ_ONLY_ACTIONS, REVERSIBLE_ACTIONS
+from tools.actions import reversibility_of
 
 __all__ = [
     "ApprovalStatus",
@@ -65,9 +77,11 @@ __all__ = [
     "PlanHashMismatch",
     "SelfApprovalRefused",
     "ApproverNotAllowed",
+    "ApprovalTampered",
+    "load_approval_key",
 ]
 
-ApprovalStatus = Literal["pending", "approved", "denied", "consumed"]
+ApprovalStatus = Literal["pending", "approved", "denied", "consumed", "expired"]
 
 
 class ApprovalError(WardenError):
@@ -106,6 +120,33 @@ class ApproverNotAllowed(ApprovalError):
     """The approver is not in the configured set of allowed approvers."""
 
 
+class ApprovalTampered(ApprovalError):
+    """The stored approval does not carry a valid MAC, or the audit chain holds no such approval."""
+
+
+def load_approval_key(path: Path) -> bytes:
+    """The MAC key at ``path``, created (32 random bytes, mode 0600) when missing.
+
+    Raises:
+        ApprovalError: the file is readable or writable by group or others, or is not a key.
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+    st = os.stat(path)
+    if st.st_mode & 0o077:
+        raise ApprovalError(f"{path}: approval key is accessible to group or others (mode {st.st_mode & 0o777:o}); "
+                            "chmod 600 it")
+    key = Path(path).read_bytes()
+    if len(key) < 16:
+        raise ApprovalError(f"{path}: approval key is too short")
+    return key
+
+
 class ApprovalRequest(BaseModel):
     """One approval request as stored (times are UTC)."""
 
@@ -127,11 +168,15 @@ class ApprovalRequest(BaseModel):
     reason: str | None = None
     """Why it was denied (deny only)."""
     consumed_at: datetime | None = None
+    commands: list[list[str]] = Field(default_factory=list)
+    """The exact commands (argument lists) the plan runs, as shown to the approver."""
+    mac: str | None = None
+    """HMAC-SHA256 of the approved request (set by approve)."""
 
     @property
     def irreversible(self) -> bool:
         """True unless the action is a known read-only or reversible one (unknown ids count)."""
-        return self.action not in READ_ONLY_ACTIONS | REVERSIBLE_ACTIONS
+        return reversibility_of(self.action) == "irreversible"
 
 
 class PendingToolCall(BaseModel):
@@ -172,14 +217,18 @@ class ApprovalStore:
         db_path: SQLite file; created with its tables if missing. Several processes may share it.
         allowed_approvers: user names who may approve or deny (from config). Empty means nobody
             can approve: the store fails closed.
-        audit: when given, every request, approval, denial, use and refusal is appended to it
-            (kind ``approval_request`` or ``approval``) before the database changes.
+        audit: when given, every request, approval, denial, expiry, use and refusal is appended to it
+            (kind ``approval_request`` or ``approval``) before the database changes, and consume
+            checks the approval is in that chain.
+        key: the MAC key; None reads (or creates, mode 0600) ``approval.key`` beside ``db_path``.
     """
 
     def __init__(
-        self, db_path: Path | str, allowed_approvers: Iterable[str] = (), audit: AuditLog | None = None
+        self, db_path: Path | str, allowed_approvers: Iterable[str] = (), audit: AuditLog | None = None,
+        *, key: bytes | None = None,
     ) -> None:
         self._audit = audit
+        self._key = key if key is not None else load_approval_key(Path(db_path).with_name("approval.key"))
         # Usable from the worker threads pydantic-ai runs sync tools in (one call at a time per run).
         self._db = Database(sqlite3.connect(str(db_path), check_same_thread=False))
         self._db.execute("PRAGMA busy_timeout = 5000")
@@ -189,11 +238,15 @@ class ApprovalStore:
                 "id": str, "plan_hash": str, "action": str, "params": str, "requester": str,
                 "run_id": str, "created_at": str, "expires_at": str, "status": str,
                 "approver": str, "decided_at": str, "reason": str, "consumed_at": str,
+                "commands": str, "mac": str,
             },
             pk="id",
             not_null=["plan_hash", "action", "params", "requester", "run_id", "created_at", "expires_at", "status"],
             if_not_exists=True,
         )
+        for col in ("commands", "mac"):  # stores made before these columns existed
+            if col not in self._db["approvals"].columns_dict:
+                self._db["approvals"].add_column(col, str)
         self._db["run_states"].create(
             {"run_id": str, "messages_json": str, "pending_tool_calls": str, "saved_at": str},
             pk="run_id",
@@ -213,6 +266,7 @@ class ApprovalStore:
         ttl_s: float,
         *,
         now: datetime | None = None,
+        commands: list[list[str]] | None = None,
     ) -> ApprovalRequest:
         """Store a new pending request for one plan and return it (``id`` is new, 12 hex digits).
 
@@ -225,10 +279,11 @@ class ApprovalStore:
         request = ApprovalRequest(
             id=secrets.token_hex(6), plan_hash=plan_hash, action=action, params=params,
             requester=requester, run_id=run_id, created_at=created,
-            expires_at=created + timedelta(seconds=ttl_s), status="pending",
+            expires_at=created + timedelta(seconds=ttl_s), status="pending", commands=list(commands or []),
         )
         row = request.model_dump(mode="json")
         row["params"] = json.dumps(params, sort_keys=True, separators=(",", ":"))
+        row["commands"] = json.dumps(request.commands)
         row["created_at"], row["expires_at"] = _ts(request.created_at), _ts(request.expires_at)
         if self._audit is not None:
             self._audit.append("approval_request", request.model_dump(mode="json"), run_id=run_id)
@@ -246,14 +301,49 @@ class ApprovalStore:
         except NotFoundError as exc:
             raise ApprovalNotFound(f"approval {approval_id}: no such approval request") from exc
         row["params"] = json.loads(row["params"])
+        row["commands"] = json.loads(row.get("commands") or "[]")
         return ApprovalRequest.model_validate(row)
 
     def list_pending(self, *, now: datetime | None = None) -> list[ApprovalRequest]:
         """Pending requests that have not expired, oldest first."""
         moment = _utc(now)
+        self.expire_due(now=moment)
         rows = self._db["approvals"].rows_where("status = ?", ["pending"], order_by="created_at")
         pending = [self.get(row["id"]) for row in rows]
         return [r for r in pending if r.expires_at > moment]
+
+    def expire_due(self, *, now: datetime | None = None) -> list[str]:
+        """Mark pending requests past their expiry ``expired``, recording each in the audit log once."""
+        moment = _utc(now)
+        due = [r["id"] for r in self._db["approvals"].rows_where("status = ? AND expires_at <= ?",
+                                                                  ["pending", _ts(moment)])]
+        done = []
+        for aid in due:
+            req = self.get(aid)
+            self._record("expired", aid, req.run_id, action=req.action, plan_hash=req.plan_hash,
+                         expires_at=_ts(req.expires_at))
+            if self._db.execute("UPDATE approvals SET status = 'expired', decided_at = ? WHERE id = ? AND "
+                                "status = 'pending'", [_ts(moment), aid]).rowcount == 1:
+                done.append(aid)
+        return done
+
+    def _mac(self, req: ApprovalRequest, approver: str) -> str:
+        body = json.dumps({"id": req.id, "plan_hash": req.plan_hash, "action": req.action, "requester": req.requester,
+                           "approver": approver, "expires_at": _ts(req.expires_at)}, sort_keys=True)
+        return hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
+
+    def _check_integrity(self, req: ApprovalRequest) -> None:
+        if not req.mac or not hmac.compare_digest(req.mac, self._mac(req, req.approver or "")):
+            raise ApprovalTampered(f"approval {req.id}: its MAC does not verify (row edited or inserted outside Warden)")
+        if self._audit is None:
+            return
+        for r in self._audit.records(run_id=req.run_id):
+            p = r.payload
+            if (r.kind == "approval" and p.get("event") == "approve" and p.get("approval_id") == req.id
+                    and p.get("plan_hash") == req.plan_hash and p.get("approver") == req.approver
+                    and p.get("mac") == req.mac):
+                return
+        raise ApprovalTampered(f"approval {req.id}: no matching approval in the audit chain")
 
     def _record(self, event: str, approval_id: str, run_id: str | None, **fields: str | None) -> None:
         if self._audit is not None:
@@ -300,14 +390,20 @@ class ApprovalStore:
             if request.status != "pending":
                 raise ApprovalAlreadyDecided(f"approval {approval_id}: already {request.status}")
             if moment >= request.expires_at:
+                self.expire_due(now=moment)
                 raise ApprovalExpired(f"approval {approval_id}: expired at {_ts(request.expires_at)}")
-            if plan_hash != request.plan_hash:
+            if not hmac.compare_digest(plan_hash, request.plan_hash):
                 raise PlanHashMismatch(
                     f"approval {approval_id}: plan hash {plan_hash[:16]} does not match the requested plan {request.plan_hash[:16]}"
+                    " (hashes are compared whole)"
                 )
             self._check_approver(request, approver)
-            self._record("approve", approval_id, request.run_id, approver=approver, plan_hash=plan_hash)
-            return self._decide(request, "approved", approver, moment, None)
+            mac = self._mac(request, approver)
+            self._record("approve", approval_id, request.run_id, approver=approver, plan_hash=plan_hash,
+                         expires_at=_ts(request.expires_at), mac=mac)
+            done = self._decide(request, "approved", approver, moment, None)
+            self._db.execute("UPDATE approvals SET mac = ? WHERE id = ?", [mac, approval_id])
+            return done.model_copy(update={"mac": mac})
 
     def deny(self, approval_id: str, approver: str, reason: str, now: datetime | None = None) -> ApprovalRequest:
         """Deny a pending request; an allowed approver or the requester (withdrawing it) may deny.
@@ -348,10 +444,11 @@ class ApprovalStore:
             raise ApprovalNotGranted(f"approval {approval_id}: {request.status}, not approved")
         if moment >= request.expires_at:
             raise ApprovalExpired(f"approval {approval_id}: expired at {_ts(request.expires_at)}")
-        if plan_hash != request.plan_hash:
+        if not hmac.compare_digest(plan_hash, request.plan_hash):
             raise PlanHashMismatch(
                 f"approval {approval_id}: plan hash {plan_hash[:16]} does not match the approved plan {request.plan_hash[:16]}"
             )
+        self._check_integrity(request)
         self._check_approver(request, request.approver or "")
         self._record("consume", approval_id, request.run_id, approver=request.approver, plan_hash=plan_hash)
         cursor = self._db.execute(

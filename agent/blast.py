@@ -25,17 +25,17 @@ from datetime import datetime, timedelta, timezone
 from pydantic import BaseModel
 
 from agent.audit import AuditLog
-from tools.actions import WARDEN_PREFIX
+from tools.actions import ACTION_FACTS, WARDEN_PREFIX, actions_where
 from tools.checks.base import same_run_jobs
 from tools.facts import Facts
 from tools.models.findings import ActionSpec
 
 __all__ = ["BlastRadius", "blast_radius", "check_targets", "resource_of", "DRAIN_ACTIONS", "NODE_RE", "JOB_RE"]
 
-DRAIN_ACTIONS = frozenset({"drain_node", "cordon_node", "drain_k8s_node"})
-_KILLS = frozenset({"cancel_job", "requeue_job"})
-_TOUCHES_JOB = frozenset({"cancel_job", "requeue_job", "hold_job", "release_job", "update_job",
-                          "resubmit_from_checkpoint", "resize_job"})
+DRAIN_ACTIONS = actions_where(takes_out_of_service=True)
+"""Actions that take a node out of service (drain_node, cordon_node, drain_k8s_node), from their facts."""
+_KILLS = actions_where(kills_jobs=True, platform="slurm")
+_TOUCHES_JOB = actions_where(touches_job=True)
 NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 """A single node name: no hostlist brackets, commas, spaces or shell characters."""
 JOB_RE = re.compile(r"^[0-9]{1,12}(?:_[0-9]{1,9})?$")
@@ -55,14 +55,12 @@ class BlastRadius(BaseModel):
 
 
 def resource_of(spec: ActionSpec) -> tuple[str, str]:
-    """(Cedar resource type, id) of an action's target."""
-    if spec.type == "evict_pod":
+    """(Cedar resource type, id) of an action's target, from the action's declared resource kind."""
+    kind = ACTION_FACTS[spec.type].resource
+    if kind == "pod" or (spec.type == "notify_owner" and spec.pod and not spec.job):
         return "Pod", f"{spec.namespace or 'default'}/{spec.pod or ''}"
-    if spec.type == "notify_owner":
-        return "Job", spec.job or ""
-    if spec.node is not None and spec.type in ("run_gpu_diagnostic", "drain_node", "resume_node", "cordon_node",
-                                                 "uncordon_node", "drain_k8s_node"):
-        return "Node", spec.node
+    if kind == "node":
+        return "Node", spec.node or ""
     return "Job", spec.job or ""
 
 
@@ -80,7 +78,7 @@ def check_targets(spec: ActionSpec, facts: Facts | None) -> list[str]:
     if kind == "Node":
         if not NODE_RE.match(rid):
             problems.append(f"node {rid!r} is not a single node name")
-        elif slurm and spec.type not in ("cordon_node", "uncordon_node", "drain_k8s_node") and facts.node(rid) is None:
+        elif slurm and ACTION_FACTS[spec.type].platform == "slurm" and facts.node(rid) is None:
             problems.append(f"node {rid!r} is not in the evidence")
     elif kind == "Job":
         if not JOB_RE.match(rid):

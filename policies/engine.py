@@ -23,6 +23,7 @@ Entity ids (node, job, user names from the cluster) go to Cedar in the structure
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -68,28 +69,27 @@ ResourceType = Literal["Node", "Job", "Partition", "Pod"]
 Reversibility = Literal["read_only", "reversible", "irreversible"]
 DecisionKind = Literal["allow", "needs_approval", "deny"]
 
-ACTION_REVERSIBILITY: dict[str, Reversibility] = {
-    "read": "read_only",
-    "run_gpu_diagnostic": "read_only",
-    "notify_owner": "read_only",
-    "drain_node": "reversible",
-    "resume_node": "reversible",
-    "hold_job": "reversible",
-    "release_job": "reversible",
-    "cordon_node": "reversible",
-    "uncordon_node": "reversible",
-    "update_job": "reversible",
-    "requeue_job": "irreversible",
-    "resubmit_from_checkpoint": "irreversible",
-    "resize_job": "irreversible",
-    "cancel_job": "irreversible",
-    "evict_pod": "irreversible",
-    "drain_k8s_node": "irreversible",
-}
-"""Reversibility of each action id, as DESIGN.md classes them (mirrors the schema's groups)."""
-
 DEFAULT_POLICY_PATH = Path(__file__).with_name("default.cedar")
 DEFAULT_SCHEMA_PATH = Path(__file__).with_name("warden.cedarschema")
+
+_ACTION_DECL = re.compile(r'^\s*action\s+((?:"[a-z0-9_]+"\s*,?\s*)+)\s+in\s+\[([^\]]*)\]', re.MULTILINE)
+
+
+def schema_reversibility(schema_text: str) -> dict[str, Reversibility]:
+    """Each action id's class from the Cedar schema's action groups (``action "x" in ["reversible"]``):
+    the schema is the policy layer's one declaration of it (a test holds it equal to the action
+    classes' own facts)."""
+    out: dict[str, Reversibility] = {}
+    for names, groups in _ACTION_DECL.findall(schema_text):
+        kinds = [g for g in ("read_only", "reversible", "irreversible") if f'"{g}"' in groups]
+        for name in re.findall(r'"([a-z0-9_]+)"', names):
+            if kinds:
+                out[name] = kinds[0]  # type: ignore[assignment]
+    return out
+
+
+ACTION_REVERSIBILITY: dict[str, Reversibility] = schema_reversibility(DEFAULT_SCHEMA_PATH.read_text(encoding="utf-8"))
+"""Reversibility of each action id, read from policies/warden.cedarschema's action groups."""
 
 _HYPOTHETICAL_APPROVER = "warden:hypothetical-second-approver"
 _APPROVER_GROUPS = ("oncall", "admins")
@@ -120,6 +120,8 @@ class PolicyRequest(BaseModel):
     """Groups of the approver."""
     requester: str | None = None
     """User who asked for the action; defaults to ``principal``."""
+    autonomy_mode: Literal["observe", "recommend", "execute"] = "recommend"
+    """The autonomy mode of the target's node group (recorded on the decision)."""
     warden_drained_last_hour: int = Field(default=0, ge=0)
     """Nodes Warden drained or cordoned in this partition in the last hour, before this one."""
     partition_gpu_share_pct: float = Field(default=0.0, ge=0.0, le=100.0)
@@ -231,6 +233,7 @@ class PolicyEngine:
             "requester": requester,
             "approver_is_requester": bool(approver) and approver in (requester, req.principal),
             "reversibility": req.reversibility,
+            "autonomy_mode": req.autonomy_mode,
             "warden_drained_last_hour": req.warden_drained_last_hour,
             "partition_gpu_share_pct": math.ceil(req.partition_gpu_share_pct),
             "running_gpu_hours_killed": math.ceil(req.running_gpu_hours_killed),

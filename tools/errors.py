@@ -76,12 +76,16 @@ class CommandError(SourceError):
         argv: the argument list that was run.
         returncode: exit status, or None when it never ran or timed out.
         stderr: the first part of its standard error.
+        stdout: what it printed before failing (tools such as `dcgmi diag` exit non-zero yet print
+            their full result), "" when unknown.
     """
 
-    def __init__(self, argv: list[str], returncode: int | None, stderr: str, *, host: str | None = None) -> None:
+    def __init__(self, argv: list[str], returncode: int | None, stderr: str, *, host: str | None = None,
+                 stdout: str = "") -> None:
         self.argv = list(argv)
         self.returncode = returncode
         self.stderr = stderr
+        self.stdout = stdout
         self.host = host
         first = (stderr.strip().splitlines() or [""])[0][:200]
         on = f" on {host}" if host else ""

@@ -11,17 +11,19 @@ from pydantic import ValidationError
 from tools.actions.base import (
     WARDEN_PREFIX,
     Action,
+    ActionFacts,
     Authorization,
     CommandRunner,
     ExecutionResult,
     Plan,
+    Reversibility,
     VerifyResult,
-    reversibility_of,
 )
 from tools.actions.drain_node import DrainNode
+from tools.actions.gpu_diagnostic import RunGpuDiagnostic
 from tools.actions.job_control import CancelJob, HoldJob, ReleaseJob, RequeueJob, UpdateJob
 from tools.actions.kubernetes import CordonNode, DrainK8sNode, EvictPod, UncordonNode
-from tools.actions.read_only import NotifyOwner, RunGpuDiagnostic
+from tools.actions.notify import NotifyOwner
 from tools.actions.resubmit import ResizeJob, ResubmitFromCheckpoint
 from tools.actions.resume_node import ResumeNode
 from tools.errors import ActionError
@@ -29,7 +31,9 @@ from tools.models.findings import ActionSpec, PlannedAction
 
 __all__ = [
     "ACTIONS",
+    "ACTION_FACTS",
     "Action",
+    "ActionFacts",
     "Authorization",
     "CommandRunner",
     "ExecutionResult",
@@ -38,6 +42,8 @@ __all__ = [
     "WARDEN_PREFIX",
     "build_action",
     "plan_spec",
+    "reversibility_of",
+    "actions_where",
 ]
 
 ACTIONS: dict[str, type[Action]] = {
@@ -46,6 +52,21 @@ ACTIONS: dict[str, type[Action]] = {
                 UncordonNode, UpdateJob, RequeueJob, ResubmitFromCheckpoint, ResizeJob, CancelJob, EvictPod,
                 DrainK8sNode)
 }
+
+ACTION_FACTS: dict[str, ActionFacts] = {name: cls.facts for name, cls in ACTIONS.items()}
+"""Each action type's declared facts (reversibility, resource, platform, what it does to work)."""
+
+
+def reversibility_of(action_type: str) -> Reversibility:
+    """The action type's declared reversibility; an unknown type counts as irreversible."""
+    facts = ACTION_FACTS.get(action_type)
+    return facts.reversibility if facts else "irreversible"
+
+
+def actions_where(**flags: object) -> frozenset[str]:
+    """Action types whose facts match every ``flag=value`` given, e.g.
+    ``actions_where(takes_out_of_service=True)`` -> {"drain_node", "cordon_node", "drain_k8s_node"}."""
+    return frozenset(t for t, f in ACTION_FACTS.items() if all(getattr(f, k) == v for k, v in flags.items()))
 
 
 def build_action(spec: ActionSpec) -> Action:

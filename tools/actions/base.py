@@ -20,10 +20,13 @@ from typing import ClassVar, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.errors import CommandError, NotAllowedError
-from tools.models.ids import IRREVERSIBLE_ACTIONS, READ_ONLY_ACTIONS, ActionType
+from tools.models.ids import ActionType
 
 __all__ = [
     "Reversibility",
+    "ResourceKind",
+    "Platform",
+    "ActionFacts",
     "Plan",
     "Authorization",
     "CommandRunner",
@@ -31,21 +34,41 @@ __all__ = [
     "VerifyResult",
     "Action",
     "WARDEN_PREFIX",
-    "reversibility_of",
 ]
 
 Reversibility = Literal["read_only", "reversible", "irreversible"]
+ResourceKind = Literal["node", "job", "pod"]
+Platform = Literal["slurm", "kubernetes", "notify"]
 WARDEN_PREFIX = "warden:"
 """Prefix of every drain reason Warden writes; resume_node only undoes drains carrying it."""
 
 
-def reversibility_of(action_type: str) -> Reversibility:
-    """Classify an action type per DESIGN.md's Actions section."""
-    if action_type in READ_ONLY_ACTIONS:
-        return "read_only"
-    if action_type in IRREVERSIBLE_ACTIONS:
-        return "irreversible"
-    return "reversible"
+class ActionFacts(BaseModel):
+    """What an action is, declared once on its class; the policy tables, the blast radius, the fleet
+    bounds and the approval rules are derived from these (never from lists of action names)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reversibility: Reversibility
+    resource: ResourceKind
+    """What the action targets: a node, a job or a pod (the Cedar resource type)."""
+    platform: Platform
+    """What it acts through: Slurm commands, the Kubernetes API, or a notification channel."""
+    key_params: tuple[str, ...]
+    """The parameters naming its target (``node``; ``job``; ``namespace``, ``pod``)."""
+    kills_jobs: bool = False
+    """Ends running work (its GPU-hours count as killed)."""
+    takes_out_of_service: bool = False
+    """Drains or cordons a node (counted by the fleet bounds per node group and window)."""
+    returns_to_service: bool = False
+    """Resumes or uncordons a node (only after a passing diagnostic or an operator override)."""
+    touches_job: bool = False
+    """Stops, holds or changes a job (counted against its owner)."""
+
+    @property
+    def disruptive(self) -> bool:
+        """Changes cluster state (anything not read-only); counted by the per-hour bound."""
+        return self.reversibility != "read_only"
 
 
 class Plan(BaseModel):
@@ -102,6 +125,12 @@ class Action(BaseModel, ABC):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     action_type: ClassVar[ActionType]
+    facts: ClassVar[ActionFacts]
+
+    def command_timeout_s(self) -> float:
+        """Wall-clock limit of each command of this action, seconds (most Slurm commands answer in
+        well under a second; a GPU diagnostic overrides this)."""
+        return 30.0
 
     @abstractmethod
     def _commands(self) -> list[list[str]]:
@@ -121,7 +150,7 @@ class Action(BaseModel, ABC):
             action=self.action_type,
             params=params,
             commands=commands,
-            reversibility=reversibility_of(self.action_type),
+            reversibility=self.facts.reversibility,
             description=self.describe(),
             plan_hash=hashlib.sha256(canon.encode()).hexdigest(),
         )
@@ -150,7 +179,7 @@ class Action(BaseModel, ABC):
         outputs: list[str] = []
         for argv in plan.commands:
             try:
-                outputs.append(runner.run(argv).decode("utf-8", "replace"))
+                outputs.append(runner.run(argv, timeout_s=self.command_timeout_s()).decode("utf-8", "replace"))
             except CommandError as e:
                 return ExecutionResult(plan_hash=plan.plan_hash, commands=plan.commands, outputs=outputs,
                                        ok=False, error=str(e))

@@ -11,9 +11,6 @@ __all__ = [
     "ROOT_CAUSES",
     "ACTION_TYPES",
     "FORMAT_IDS",
-    "READ_ONLY_ACTIONS",
-    "REVERSIBLE_ACTIONS",
-    "IRREVERSIBLE_ACTIONS",
 ]
 
 RootCause = Literal[
@@ -90,14 +87,11 @@ FormatId = Literal[
     "job-log",
     "k8s-json",
     "k8s-events-text",
+    "dcgmi-diag-json",
 ]
 
 ROOT_CAUSES: tuple[str, ...] = get_args(RootCause)
 ACTION_TYPES: tuple[str, ...] = get_args(ActionType)
 FORMAT_IDS: tuple[str, ...] = get_args(FormatId)
-
-READ_ONLY_ACTIONS = frozenset({"run_gpu_diagnostic", "notify_owner"})
-REVERSIBLE_ACTIONS = frozenset(
-    {"drain_node", "resume_node", "hold_job", "release_job", "cordon_node", "uncordon_node", "update_job"}
-)
-IRREVERSIBLE_ACTIONS = frozenset(ACTION_TYPES) - READ_ONLY_ACTIONS - REVERSIBLE_ACTIONS
+# Which actions are read-only, reversible or irreversible is declared on each action class
+# (tools.actions.ACTION_FACTS), not listed here.

@@ -46,6 +46,7 @@ PARSERS: dict[str, tuple[str, str]] = {
     "job-log": ("tools.parsers.joblog.job_log", "parse_job_log"),
     "k8s-json": ("tools.parsers.k8s.k8s_json", "parse_k8s_json"),
     "k8s-events-text": ("tools.parsers.k8s.k8s_events_text", "parse_k8s_events_text"),
+    "dcgmi-diag-json": ("tools.parsers.gpu.dcgmi_diag_json", "parse_dcgmi_diag_json"),
 }
 
 

@@ -77,7 +77,7 @@ class LocalSource:
             raise CommandError(args, None, f"{type(exc).__name__}: {exc.strerror or exc}") from exc
         if proc.returncode != 0:
             stderr = proc.stderr.decode("utf-8", "replace")[:_STDERR_KEEP_CHARS]
-            raise CommandError(args, proc.returncode, stderr)
+            raise CommandError(args, proc.returncode, stderr, stdout=proc.stdout.decode("utf-8", "replace")[:1_000_000])
         return proc.stdout
 
     def fetch(self, req: FetchRequest) -> RawArtifact:

@@ -132,7 +132,8 @@ class SSHSource:
                 time.sleep(_POLL_S)
         status = channel.recv_exit_status()
         if status != 0:
-            raise CommandError(args, status, err.decode("utf-8", "replace"), host=self.host)
+            raise CommandError(args, status, err.decode("utf-8", "replace"), host=self.host,
+                               stdout=out[:1_000_000].decode("utf-8", "replace"))
         return bytes(out)
 
     def fetch(self, req: FetchRequest) -> RawArtifact:

@@ -6,6 +6,9 @@ integration tests cover that); this stands in only for the command runner."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
+
+DIAG_PASS = (Path(__file__).parents[2] / "fixtures" / "dcgmi-diag-json" / "3.3-level2-pass.json").read_bytes()
 
 __all__ = ["FakeSlurm"]
 
@@ -19,6 +22,8 @@ class FakeSlurm:
         self.excluded: dict[str, str] = {}
         self.next_job = 90001
         self.argv: list[list[str]] = []
+        self.diag_json = DIAG_PASS
+        """What `srun ... dcgmi diag -r N -j` prints (real `dcgmi diag -j` JSON)."""
 
     @property
     def mutations(self) -> list[list[str]]:
@@ -39,6 +44,8 @@ class FakeSlurm:
             if reason:
                 text += f"   Reason={reason} [warden@2026-11-29T10:20:00]\n"
             return text.encode()
+        if argv[0] == "srun" and "dcgmi" in argv:
+            return self.diag_json
         if argv[0] == "scancel":
             self.jobs[argv[1]] = "CANCELLED"
             return b""

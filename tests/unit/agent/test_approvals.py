@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.approvals import (
+    ApprovalTampered,
     ApprovalAlreadyDecided,
     ApprovalError,
     ApprovalExpired,
@@ -121,7 +122,7 @@ def test_self_approval_written_into_the_db_is_still_refused(store: ApprovalStore
     req = ask(store)
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE approvals SET status='approved', approver='alice' WHERE id=?", [req.id])
-    with pytest.raises(SelfApprovalRefused):
+    with pytest.raises(ApprovalTampered):  # no MAC for a row Warden never approved
         store.consume(req.id, HASH, now=T0)
 
 

@@ -129,6 +129,25 @@ def test_drain_rate_limit_counts_warden_drains_from_the_audit_log(env):
         if out.status == "pending_approval":
             approvals.approve(out.approval_id, "bob", out.plan.plan_hash, now=NOW)
             assert setup.execute_approved(out.approval_id).status == "executed"
+    assert [o.blast.warden_drained_last_hour for o in outcomes[:3]] == [0, 1, 2]
+    # the fleet bound refuses the fourth before any policy or approval, and says why, as data
+    last = outcomes[-1]
+    assert last.status == "refused" and last.refusal.bound == "rate-limit"
+    assert last.message == "rate limited: 3 drains in the last 1 h on partition gpu (limit 3)"
+    assert last.refusal.counts["drained"] == 3 and slurm.mutations.count(["scontrol", "update", "NodeName=gpu016",
+                                                                          "State=DRAIN", "Reason=warden: Xid 79"]) == 0
+
+
+def test_cedar_drain_rate_limit_still_holds_behind_the_fleet_bound(env):
+    setup, slurm, _, approvals, _ = env
+    setup.fleet = setup.fleet.model_copy(update={"max_out_per_group": 100})
+    outcomes = []
+    for node in ("gpu007", "gpu008", "gpu015", "gpu016"):
+        out = setup.propose(drain(node))
+        outcomes.append(out)
+        if out.status == "pending_approval":
+            approvals.approve(out.approval_id, "bob", out.plan.plan_hash, now=NOW)
+            assert setup.execute_approved(out.approval_id).status == "executed"
     assert [o.blast.warden_drained_last_hour for o in outcomes] == [0, 1, 2, 3]
     assert outcomes[-1].status == "denied" and "drain-rate-limit" in outcomes[-1].decision.policy_ids
 
@@ -144,7 +163,7 @@ def test_partition_share_limit_counts_nodes_already_out(env, facts):
     assert out.blast.partition_gpu_share_pct == pytest.approx(25.0)
     assert out.status == "pending_approval"
     down.nodes[[n.name for n in down.nodes].index("gpu004")].state = "DOWN"
-    out = setup.propose(drain("gpu007"))
+    out = setup.propose(drain("gpu007"), run_id="another-run")  # within one run the same plan is a duplicate
     assert out.status == "denied" and "drain-partition-share-limit" in out.decision.policy_ids
 
 
@@ -155,7 +174,7 @@ def test_other_users_jobs_and_gpu_hours_killed(env):
     assert out.blast.running_gpu_hours_killed == pytest.approx(32 * 27410 / 3600, rel=1e-3)
     assert out.status == "pending_approval"
     setup.engine = PolicyEngine.load(config=setup.engine.config.model_copy(update={"max_running_gpu_hours_killed": 100}))
-    out = setup.propose(ActionSpec(type="cancel_job", job="73440"))
+    out = setup.propose(ActionSpec(type="cancel_job", job="73440"), run_id="r2")
     assert out.status == "denied" and "gpu-hours-killed-limit" in out.decision.policy_ids
 
 
@@ -205,11 +224,10 @@ def test_recent_warden_drains_in_the_evidence_count_too(env, facts):
             n.reason_time = f.captured_at - timedelta(minutes=20)
     setup.facts = f
     out = setup.propose(drain("gpu007"))
-    assert out.blast.warden_drained_last_hour == 3
-    assert out.status == "denied" and "drain-rate-limit" in out.decision.policy_ids
+    assert out.status == "refused" and out.refusal.bound == "rate-limit" and out.refusal.counts["drained"] == 3
     for n in f.nodes:  # drained by someone else, or more than an hour ago: not Warden's recent drains
         if n.name == "gpu008":
             n.reason = "admin: PSU swap"
         if n.name == "gpu015":
             n.reason_time = f.captured_at - timedelta(hours=2)
-    assert setup.propose(drain("gpu007")).blast.warden_drained_last_hour == 1
+    assert setup.propose(drain("gpu007"), run_id="r2").blast.warden_drained_last_hour == 1

@@ -19,7 +19,12 @@ from policies import (
     explain,
 )
 from policies.engine import ACTION_REVERSIBILITY, DEFAULT_POLICY_PATH, DEFAULT_SCHEMA_PATH
-from tools.models.ids import ACTION_TYPES, IRREVERSIBLE_ACTIONS, READ_ONLY_ACTIONS, REVERSIBLE_ACTIONS
+from tools.actions import ACTION_FACTS, actions_where
+from tools.models.ids import ACTION_TYPES
+
+READ_ONLY_ACTIONS = actions_where(reversibility="read_only")
+REVERSIBLE_ACTIONS = actions_where(reversibility="reversible")
+IRREVERSIBLE_ACTIONS = actions_where(reversibility="irreversible")
 
 RESOURCE = {
     "read": ("Partition", "gpu"),

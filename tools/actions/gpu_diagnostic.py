@@ -1,0 +1,114 @@
+"""run_gpu_diagnostic: DCGM's diagnostic on one node, through Slurm, its JSON kept as evidence.
+
+    srun --nodelist=<node> --nodes=1 --ntasks=1 --exclusive --time=<min> [--reservation=<r>]
+         dcgmi diag -r <level> -j
+
+Level 1 takes seconds, level 2 a few minutes, level 3 tens of minutes and level 4 over an hour
+(NVIDIA's DCGM diagnostics guide), so the command's timeout and the job's ``--time`` follow the
+level. The step can only start where Slurm may place a job: before the node is drained, or inside a
+maintenance reservation on a drained node (``reservation``). The printed JSON (format
+``dcgmi-diag-json``) is parsed into a :class:`DcgmDiagReport`; a failing result is evidence for the
+node and keeps it out of service (resume_node needs a passing diagnostic).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field, PrivateAttr, StringConstraints
+from typing_extensions import Annotated
+
+from tools.actions.base import Action, ActionFacts, Authorization, CommandRunner, ExecutionResult, VerifyResult
+from tools.actions.params import NodeName
+from tools.errors import CommandError, ParseError
+from tools.models.dcgm_diag import DcgmDiagReport
+from tools.models.findings import Evidence
+from tools.models.ids import ActionType
+from tools.parsers.gpu.dcgmi_diag_json import parse_dcgmi_diag_json
+
+__all__ = ["RunGpuDiagnostic", "DIAG_TIMEOUT_S"]
+
+DIAG_TIMEOUT_S: dict[int, float] = {1: 300.0, 2: 1800.0, 3: 5400.0, 4: 14400.0}
+"""Wall-clock limit per `dcgmi diag -r` level, seconds: generous over DCGM's documented run
+times (level 2 is minutes, level 4 is hours), so a healthy run is never cut short."""
+
+ReservationName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+
+
+class RunGpuDiagnostic(Action):
+    """`dcgmi diag -r <level> -j` on one node as a Slurm step; the JSON result becomes evidence."""
+
+    action_type: ClassVar[ActionType] = "run_gpu_diagnostic"
+    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="read_only", resource="node", platform="slurm",
+                                               key_params=("node",))
+    node: NodeName
+    level: int = Field(default=2, ge=1, le=4)
+    reservation: ReservationName | None = None
+    """A maintenance reservation holding the (drained) node, so the diagnostic can start there."""
+    _report: DcgmDiagReport | None = PrivateAttr(default=None)
+
+    def command_timeout_s(self) -> float:
+        """Per level: see :data:`DIAG_TIMEOUT_S`."""
+        return DIAG_TIMEOUT_S[self.level]
+
+    def _commands(self) -> list[list[str]]:
+        minutes = int(DIAG_TIMEOUT_S[self.level] // 60)
+        argv = ["srun", f"--nodelist={self.node}", "--nodes=1", "--ntasks=1", "--exclusive", f"--time={minutes}"]
+        if self.reservation:
+            argv.append(f"--reservation={self.reservation}")
+        return [[*argv, "dcgmi", "diag", "-r", str(self.level), "-j"]]
+
+    def describe(self) -> str:
+        where = f" in reservation {self.reservation}" if self.reservation else ""
+        return f"run DCGM diagnostic level {self.level} on {self.node}{where}"
+
+    @property
+    def report(self) -> DcgmDiagReport | None:
+        """The parsed result, once executed."""
+        return self._report
+
+    def execute(self, auth: Authorization, runner: CommandRunner) -> ExecutionResult:
+        """Run the diagnostic and parse its JSON. `dcgmi diag` exits non-zero when a test fails but
+        still prints the JSON, so a failed command whose output parses is a (failing) result.
+
+        Raises:
+            NotAllowedError: ``auth`` is not an ``allow`` for exactly this plan's hash.
+        """
+        plan = self.authorize(auth)
+        (argv,) = plan.commands
+        try:
+            out = runner.run(argv, timeout_s=self.command_timeout_s()).decode("utf-8", "replace")
+        except CommandError as e:
+            out = e.stdout
+            if not out.strip():
+                return ExecutionResult(plan_hash=plan.plan_hash, commands=plan.commands, outputs=[], ok=False,
+                                       error=str(e))
+        try:
+            self._report = parse_dcgmi_diag_json(out, path=" ".join(argv), node=self.node)[0]
+        except ParseError as e:
+            return ExecutionResult(plan_hash=plan.plan_hash, commands=plan.commands, outputs=[out[:2000]], ok=False,
+                                   error=f"dcgmi diag printed no readable JSON: {e}")
+        return ExecutionResult(plan_hash=plan.plan_hash, commands=plan.commands, outputs=[out[:20000]], ok=True)
+
+    def verify(self, runner: CommandRunner) -> VerifyResult:
+        """The diagnostic ran to a result DCGM reported (``ok``); whether the node passed is in
+        ``observed`` and in :attr:`report` (a failing node is a result, not a failed action)."""
+        r = self._report
+        if r is None:
+            return VerifyResult(ok=False, observed="no diagnostic result")
+        if r.passed:
+            return VerifyResult(ok=True, observed=f"dcgmi diag -r {self.level} on {self.node} PASSED: all "
+                                f"{len(r.results)} results pass")
+        failed = "; ".join(f"{f.test}{'' if f.gpu is None else f' GPU {f.gpu}'}: {f.status}"
+                           + (f" ({f.warnings[0][:120]})" if f.warnings else "") for f in r.failures[:4])
+        return VerifyResult(ok=True, observed=f"dcgmi diag -r {self.level} on {self.node} FAILED: {failed or 'no test ran'}")
+
+    def evidence(self) -> list[Evidence]:
+        """The failing results as evidence for the node (empty when it passed or never ran)."""
+        if self._report is None:
+            return []
+        where = " ".join(self.plan().commands[0])
+        return [Evidence(text=f"{self.node}: DCGM {f.category}/{f.test}"
+                         + ("" if f.gpu is None else f" GPU {f.gpu}") + f" {f.status}"
+                         + (f": {f.warnings[0][:200]}" if f.warnings else ""), file=where)
+                for f in self._report.failures]
