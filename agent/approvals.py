@@ -44,23 +44,36 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import JsonValue
 from pydantic_ai import ModelMessagesTypeAdapter
 from sqlite_utils import Database
 from sqlite_utils.db import NotFoundError
 
+from agent.approval_records import (
+    ApprovalAlreadyDecided,
+    ApprovalError,
+    ApprovalExpired,
+    ApprovalNotFound,
+    ApprovalNotGranted,
+    ApprovalRequest,
+    ApprovalReused,
+    ApprovalStatus,
+    ApprovalTampered,
+    ApproverNotAllowed,
+    PendingToolCall,
+    PlanHashMismatch,
+    RunState,
+    SelfApprovalRefused,
+    load_approval_key,
+)
 from agent.audit import AuditLog
-from tools.errors import WardenError
-from tools.actions import reversibility_of
 
 __all__ = [
     "ApprovalStatus",
@@ -80,123 +93,6 @@ __all__ = [
     "ApprovalTampered",
     "load_approval_key",
 ]
-
-ApprovalStatus = Literal["pending", "approved", "denied", "consumed", "expired"]
-
-
-class ApprovalError(WardenError):
-    """An approval was refused; ``str(err)`` is one line naming the approval id."""
-
-
-class ApprovalNotFound(ApprovalError):
-    """No approval request (or saved run) has that id."""
-
-
-class ApprovalExpired(ApprovalError):
-    """The approval request expired before it was approved or used."""
-
-
-class ApprovalReused(ApprovalError):
-    """The approval was already consumed; approvals are single-use."""
-
-
-class ApprovalNotGranted(ApprovalError):
-    """The request is still pending or was denied, so there is nothing to consume."""
-
-
-class ApprovalAlreadyDecided(ApprovalError):
-    """The request was already approved, denied or consumed."""
-
-
-class PlanHashMismatch(ApprovalError):
-    """The plan hash differs from the one the approval was requested for: the plan changed."""
-
-
-class SelfApprovalRefused(ApprovalError):
-    """The requester tried to approve their own irreversible action."""
-
-
-class ApproverNotAllowed(ApprovalError):
-    """The approver is not in the configured set of allowed approvers."""
-
-
-class ApprovalTampered(ApprovalError):
-    """The stored approval does not carry a valid MAC, or the audit chain holds no such approval."""
-
-
-def load_approval_key(path: Path) -> bytes:
-    """The MAC key at ``path``, created (32 random bytes, mode 0600) when missing.
-
-    Raises:
-        ApprovalError: the file is readable or writable by group or others, or is not a key.
-    """
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    else:
-        with os.fdopen(fd, "wb") as f:
-            f.write(secrets.token_bytes(32))
-    st = os.stat(path)
-    if st.st_mode & 0o077:
-        raise ApprovalError(f"{path}: approval key is accessible to group or others (mode {st.st_mode & 0o777:o}); "
-                            "chmod 600 it")
-    key = Path(path).read_bytes()
-    if len(key) < 16:
-        raise ApprovalError(f"{path}: approval key is too short")
-    return key
-
-
-class ApprovalRequest(BaseModel):
-    """One approval request as stored (times are UTC)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    plan_hash: str
-    action: str
-    """DESIGN.md action id, e.g. ``drain_node``."""
-    params: dict[str, JsonValue]
-    """The action's parameters, as shown to the approver."""
-    requester: str
-    run_id: str
-    created_at: datetime
-    expires_at: datetime
-    status: ApprovalStatus
-    approver: str | None = None
-    decided_at: datetime | None = None
-    reason: str | None = None
-    """Why it was denied (deny only)."""
-    consumed_at: datetime | None = None
-    commands: list[list[str]] = Field(default_factory=list)
-    """The exact commands (argument lists) the plan runs, as shown to the approver."""
-    mac: str | None = None
-    """HMAC-SHA256 of the approved request (set by approve)."""
-
-    @property
-    def irreversible(self) -> bool:
-        """True unless the action is a known read-only or reversible one (unknown ids count)."""
-        return reversibility_of(self.action) == "irreversible"
-
-
-class PendingToolCall(BaseModel):
-    """A tool call of a paused run that waits on an approval (from ``DeferredToolRequests``)."""
-
-    tool_call_id: str
-    tool_name: str
-    args: dict[str, JsonValue] | str | None = None
-    approval_id: str | None = None
-
-
-class RunState(BaseModel):
-    """A paused run: its message history and the tool calls awaiting approval."""
-
-    run_id: str
-    messages_json: bytes
-    """``result.all_messages_json()``; load with ``ModelMessagesTypeAdapter.validate_json``."""
-    pending_tool_calls: list[PendingToolCall] = Field(default_factory=list)
-    saved_at: datetime
-
 
 def _utc(now: datetime | None) -> datetime:
     if now is None:

@@ -24,6 +24,7 @@ from agent.audit import AuditLog
 from agent.deps import WardenDeps
 from agent.exec_tool import exec_toolset
 from agent.execute import ExecutionSetup, sanitize_spec
+from agent.fleet import MAX_PLANS_PER_DIAGNOSIS
 from agent.limits import GuardedToolset, LimitExceeded, LimitKind, LoopGuard, LoopGuardCapability, LoopLimits
 from agent.settings import audit_path
 from agent.store import RunStore, warden_home
@@ -83,7 +84,8 @@ def _complete(draft: DiagnosisDraft, ctx: ReadContext, question: str, model: str
     facts = ctx.facts
     lost = sum(job_cost(facts, j).gpu_hours for j in jobs
                if not (facts.job(j) and facts.job(j).state == "PENDING"))
-    actions = [] if draft.root_cause == "healthy" else [plan_spec(sanitize_spec(a)) for a in draft.proposed_actions]
+    specs = [] if draft.root_cause == "healthy" else list({a.key(): a for a in draft.proposed_actions}.values())
+    actions = [plan_spec(sanitize_spec(a)) for a in specs[:MAX_PLANS_PER_DIAGNOSIS]]  # a hostile model's 2,000 stop here
     return Diagnosis(question=question, root_cause=draft.root_cause, culprits=culprits, evidence=draft.evidence,
                      confidence=draft.confidence, summary=draft.summary, gpu_hours_lost=round(lost, 1),
                      proposed_actions=actions, findings=ctx.findings, model=model)
@@ -192,7 +194,9 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
     backstop = UsageLimits(request_limit=lim.model_requests + 1)  # the guard stops first; this is a backstop
     outcome = RunOutcome(run_id=run_id)
     try:
-        result = build_agent(execution=execution is not None).run_sync(
+        # A mode that cannot execute (every node group observes) is not offered the mutating tool at all.
+        offer = execution is not None and execution.autonomy.can_execute()
+        result = build_agent(execution=offer).run_sync(
             question, deps=deps, model=llm, usage_limits=backstop, message_history=message_history,
             deferred_tool_results=deferred_tool_results)
         outcome.messages_json = result.all_messages_json()

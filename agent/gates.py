@@ -67,7 +67,7 @@ def _return_refusal(node: str, records: list[AuditRecord], facts: Facts | None, 
                        f"{bounds.repeat_window_d:g} days; a person decides whether it returns (warden act "
                        f"--override-resume {node} --reason ...)", counts={"times": times})
     passed = any(r.kind == "verification" and r.payload.get("action") == "run_gpu_diagnostic"
-                 and r.payload.get("node") == node and r.payload.get("ok") is True and _utc(r.ts) >= since
+                 and r.payload.get("node") == node and r.payload.get("passed") is True and _utc(r.ts) >= since
                  for r in records)
     if passed:
         return None

@@ -12,6 +12,9 @@ store, under ``$WARDEN_HOME``::
     policy_paths: []           # *.cedar files or directories; empty = the default policy
     policy_config: null        # YAML of blast-radius limits (policies.PolicyConfig)
     limits: {model_requests: 8, wall_time_s: 300}
+    asserted_identity: false   # true only behind a wrapper that authenticates --approver / --as
+    autonomy: {default: recommend, rules: []}     # agent/autonomy.py
+    fleet: {max_out_per_group: 3, window_h: 1}    # agent/fleet.py
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.approvals import ApprovalStore
 from agent.audit import AuditLog
+from agent.autonomy import AutonomyConfig
+from agent.fleet import FleetBounds
 from agent.limits import LoopLimits
 from agent.store import warden_home
 from policies import PolicyEngine
@@ -58,6 +63,12 @@ class WardenSettings(BaseModel):
     policy_paths: list[Path] = Field(default_factory=list)
     policy_config: Path | None = None
     limits: LoopLimits = Field(default_factory=LoopLimits)
+    asserted_identity: bool = False
+    """True only where the channel authenticates who runs Warden; then ``--approver``/``--as`` are taken."""
+    autonomy: AutonomyConfig = Field(default_factory=AutonomyConfig)
+    """Autonomy modes per node group (observe | recommend | execute)."""
+    fleet: FleetBounds = Field(default_factory=FleetBounds)
+    """Fleet bounds (drains per group and window, disruptive actions per hour, cool-downs, caps)."""
 
     @classmethod
     def load(cls, path: Path | None = None) -> WardenSettings:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 import shlex
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +11,8 @@ from rich.console import Console
 
 from agent.cli.errors import warden_errors
 from agent.execute import ActionOutcome
+from agent.gates import record_override
+from agent.identity import acting_user
 from agent.live.act import act_live, execute_approved_live
 from agent.live.config import load_live_config
 from agent.settings import WardenSettings
@@ -23,14 +24,17 @@ __all__ = ["act_cmd"]
 
 
 def _show(o: ActionOutcome, out: Console) -> None:
-    out.print(f"[{o.status}] {o.message}", markup=False)
+    mode = f" ({o.group.mode} mode, {o.group.kind} {o.group.name})" if o.group and o.group.name else ""
+    out.print(f"[{o.status}]{mode} {o.message}", markup=False)
     if o.plan:
         for argv in o.plan.commands:
             out.print(f"    $ {shlex.join(argv)}", markup=False)
     if o.verification is not None:
         out.print(f"    verify: {'ok' if o.verification.ok else 'FAILED'} — {o.verification.observed}", markup=False)
+    for e in o.evidence:
+        out.print(f"    evidence: {e.text}", markup=False)
     if o.status == "pending_approval":
-        out.print(f"    approve: warden approve {o.approval_id} --approver <on-call>; then: warden act --approved "
+        out.print(f"    approve (as an on-call member): warden approve {o.approval_id}; then: warden act --approved "
                   f"{o.approval_id} --execute", markup=False)
 
 
@@ -39,7 +43,9 @@ def act_cmd(
     approved: Annotated[str | None, typer.Option("--approved", help="Execute this approved action (approval id) instead of diagnosing.")] = None,
     question: Annotated[str | None, typer.Option("--question", "-q", help="What to ask.")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Live config (default $WARDEN_HOME/warden.toml).")] = None,
-    requester: Annotated[str | None, typer.Option("--as", help="Who Warden acts for (default: the login name).")] = None,
+    requester: Annotated[str | None, typer.Option("--as", help="Who Warden acts for; only where config.yaml says this channel authenticates names. Default: the login user.")] = None,
+    override_resume: Annotated[str | None, typer.Option("--override-resume", help="Record that NODE may return to service without a passing GPU diagnostic (needs --reason); nothing else runs.")] = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why (with --override-resume); written to the audit log.")] = None,
     model: Annotated[str, typer.Option("--model", help="Gateway model alias.")] = BUILTIN_MODEL,
 ) -> None:
     """Diagnose the live cluster and send each proposed action through policy → approval → audit →
@@ -49,10 +55,17 @@ def act_cmd(
     Example: warden act --execute
     """
     out = Console(highlight=False, soft_wrap=True)
-    who = requester or getpass.getuser()
     with warden_errors(extra=(PolicyError,)):
-        cfg = load_live_config(config)
         settings = WardenSettings.load()
+        who = acting_user(requester, allowed=settings.asserted_identity, option="--as")
+        if override_resume is not None:
+            if not (reason or "").strip():
+                raise typer.BadParameter("--override-resume needs --reason")
+            rec = record_override(settings.open_audit(), override_resume, who, reason or "")
+            out.print(f"recorded operator override #{rec.seq}: {override_resume} may return to service "
+                      f"(by {who}: {rec.payload['reason']})", markup=False)
+            return
+        cfg = load_live_config(config)
         if approved:
             if not execute:
                 raise typer.BadParameter("--approved needs --execute")

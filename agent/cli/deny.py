@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +10,7 @@ from rich.console import Console
 
 from agent.cli.errors import warden_errors
 from agent.cli.resume import resume_if_ready
+from agent.identity import acting_user
 from agent.settings import WardenSettings
 from policies import PolicyError
 
@@ -20,7 +20,7 @@ __all__ = ["deny_cmd"]
 def deny_cmd(
     approval_id: Annotated[str, typer.Argument(help="The approval id (see `warden approvals list`).")],
     reason: Annotated[str, typer.Option("--reason", help="Why; shown to the requester and the agent.")],
-    approver: Annotated[str | None, typer.Option("--approver", help="Who denies (default: the login name).")] = None,
+    approver: Annotated[str | None, typer.Option("--approver", help="Who denies; only where config.yaml says this channel authenticates names. Default: the login user.")] = None,
     db: Annotated[Path | None, typer.Option("--db", help="Run store of the paused run; default $WARDEN_HOME/warden.db.")] = None,
 ) -> None:
     """Deny a pending action (an allowed approver, or the requester withdrawing it). When every
@@ -32,7 +32,7 @@ def deny_cmd(
         settings = WardenSettings.load()
         audit = settings.open_audit()
         store = settings.open_approvals(audit)
-        who = approver or getpass.getuser()
+        who = acting_user(approver, allowed=settings.asserted_identity, option="--approver")
         done = store.deny(approval_id, who, reason)
         out = Console(highlight=False, soft_wrap=True)
         out.print(f"denied {done.id}: {done.action} {done.params} by {who}: {reason}", markup=False)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -25,15 +27,20 @@ policy_app = typer.Typer(help="Inspect Warden's Cedar policy.", no_args_is_help=
 
 
 def load_spec(path: Path) -> ActionSpec:
-    """An ActionSpec from a Plan JSON (``action`` + ``params``) or an ActionSpec JSON (``type`` + fields).
+    """An ActionSpec from a Plan JSON (``action`` + ``params``), an ActionSpec JSON (``type`` +
+    fields), or one item of ``diagnose --json``'s ``proposed_actions`` (``spec`` + ``commands``);
+    ``-`` reads standard input.
 
     Raises:
-        ConfigError: naming the file when it is unreadable, not JSON, or neither shape.
+        ConfigError: naming the file when it is unreadable, not JSON, or none of these shapes.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise ConfigError(f"{path}: cannot read plan JSON: {' '.join(str(e).split())}") from None
+        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ConfigError(f"{path}: cannot read plan JSON: {' '.join(str(e).split())[:200]}") from None
+    if isinstance(data, dict) and isinstance(data.get("spec"), dict) and "plan_hash" in data:
+        data = data["spec"]  # a PlannedAction, as diagnose --json prints each proposed action
     if isinstance(data, dict) and "action" in data and isinstance(data.get("params"), dict):
         fields = set(ActionSpec.model_fields)
         data = {"type": data["action"], **{k: v for k, v in data["params"].items() if k in fields and v is not None}}
@@ -45,7 +52,7 @@ def load_spec(path: Path) -> ActionSpec:
 
 
 def policy_check_cmd(
-    plan: Annotated[Path, typer.Argument(help="A Plan JSON (as Warden renders it) or an ActionSpec JSON.")],
+    plan: Annotated[Path, typer.Argument(help="A Plan JSON, an ActionSpec JSON, or one item of `diagnose --json`'s proposed_actions; - reads stdin.")],
     principal: Annotated[str, typer.Option("--principal", help="Who asks Warden to act.")] = "warden",
     groups: Annotated[str, typer.Option("--groups", help="The principal's groups, comma-separated.")] = "",
     approved_by: Annotated[str | None, typer.Option("--approved-by", help="Check as if this user approved the plan.")] = None,
@@ -57,12 +64,13 @@ def policy_check_cmd(
     gpu_hours_killed: Annotated[float, typer.Option("--gpu-hours-killed", help="GPU-hours of running jobs the action kills.")] = 0.0,
     other_users_jobs: Annotated[int, typer.Option("--other-users-jobs", help="Jobs of other users the action touches.")] = 0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Decide for a dry run (only renders the plan).")] = False,
+    mode: Annotated[str, typer.Option("--mode", help="Autonomy mode of the target's node group: observe, recommend or execute.")] = "recommend",
     json_out: Annotated[bool, typer.Option("--json", help="Print the decision as JSON.")] = False,
 ) -> None:
     """Explain the policy decision (allow, needs_approval, deny) for one plan, naming the policies
-    that decided and the blast radius they saw.
+    that decided, the blast radius they saw and the exact commands (shell-quoted). Exits 1 on deny.
 
-    Example: warden policy check plan.json --principal alice --groups oncall --approved-by bob
+    Example: warden policy check plan.json --principal alice --groups oncall   (stdin: ... | warden policy check -)
     """
     with warden_errors(extra=(PolicyError,)):
         settings = WardenSettings.load()
@@ -78,6 +86,8 @@ def policy_check_cmd(
         kind, rid = resource_of(spec)
         a_groups = ([g for g in approver_groups.split(",") if g] if approver_groups is not None
                     else settings.groups_of(approved_by or ""))
+        if mode not in ("observe", "recommend", "execute"):
+            raise ConfigError(f"--mode {mode!r}: expected observe, recommend or execute")
         request = PolicyRequest(
             principal=principal, groups=[g for g in groups.split(",") if g], action=p.action, resource_type=kind,
             resource_id=rid, partition=blast.partition, dry_run=dry_run, approved=approved_by is not None,
@@ -85,15 +95,19 @@ def policy_check_cmd(
             warden_drained_last_hour=blast.warden_drained_last_hour,
             partition_gpu_share_pct=blast.partition_gpu_share_pct,
             running_gpu_hours_killed=blast.running_gpu_hours_killed,
-            other_users_jobs_touched=blast.other_users_jobs_touched)
+            other_users_jobs_touched=blast.other_users_jobs_touched, autonomy_mode=mode)
         decision = settings.engine().evaluate(request)
         if json_out:
             typer.echo(json.dumps({"plan_hash": p.plan_hash, "commands": p.commands,
                                    **decision.model_dump(mode="json")}, indent=2))
-            return
-        out = Console(highlight=False, soft_wrap=True)
-        out.print(explain(decision), markup=False)
-        out.print(f"  plan {p.plan_hash[:16]}: " + " ; ".join(" ".join(argv) for argv in p.commands), markup=False)
+        else:
+            out = Console(highlight=False, soft_wrap=True)
+            out.print(explain(decision), markup=False)
+            out.print(f"  plan {p.plan_hash}:", markup=False)
+            for argv in p.commands:
+                out.print(f"    $ {shlex.join(argv)}", markup=False)
+    if decision.decision == "deny":
+        raise typer.Exit(1)
 
 
 policy_app.command("check")(policy_check_cmd)

@@ -43,6 +43,17 @@ one for the sandbox. Example::
     check = "job_timeout_without_checkpoint"
     args = { min_elapsed_min = 5 }
 
+    [kubernetes]                # a Kubernetes cluster's nodes, pods and events (and its actions)
+    kubeconfig = "~/.kube/config"   # omit with in_cluster = true (the pod's service account)
+    context = "gpu-prod"
+    namespaces = ["ml-team"]    # pods and events of these namespaces only; [] = all
+
+    [notify]                    # notify_owner: channels and the site directory
+    channels = ["slack", "email"]
+    smtp_host = "smtp.example.org"
+    [notify.directory]
+    alice = { slack = "U012AB3CD", email = "alice@example.org" }
+
 The file is data: it is parsed with tomllib and validated, never evaluated.
 """
 
@@ -57,11 +68,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.store import warden_home
 from tools.checks import SiteCheck
+from tools.actions.notify_channels import NotifyConfig
 from tools.errors import ConfigError
 from tools.live.model import (CheckpointAccess, JobLogAccess, KernelLogAccess, LiveBounds, LivePlanInput,
                               LustreItem, SlurmAccess)
 
-__all__ = ["PrometheusConfig", "LiveConfig", "default_config_path", "load_live_config", "render_toml"]
+__all__ = ["PrometheusConfig", "KubernetesConfig", "LiveConfig", "default_config_path", "load_live_config", "render_toml"]
 
 
 class PrometheusConfig(BaseModel):
@@ -70,6 +82,18 @@ class PrometheusConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     url: str | None = None
+
+
+class KubernetesConfig(BaseModel):
+    """``[kubernetes]``: how the Kubernetes API is reached (kubeconfig and context, or in-cluster)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    in_cluster: bool = False
+    namespaces: list[str] = Field(default_factory=list)
+    """Keep pods and events of these namespaces only (nodes are cluster-wide); empty keeps all."""
 
 
 class LiveConfig(BaseModel):
@@ -87,6 +111,10 @@ class LiveConfig(BaseModel):
     bounds: LiveBounds = Field(default_factory=LiveBounds)
     checks: list[SiteCheck] = Field(default_factory=list)
     """``[[checks]]``: site overrides of check arguments (``check``, ``args``, ``enabled``)."""
+    kubernetes: KubernetesConfig | None = None
+    """``[kubernetes]``: when present, live runs read its nodes, pods and events and can act on it."""
+    notify: NotifyConfig | None = None
+    """``[notify]``: notify_owner's channels and the site directory."""
 
     def plan_input(self) -> LivePlanInput:
         """The typed input of tools.live (tools/ never reads this file itself)."""

@@ -13,6 +13,7 @@ errors (``SourceError``) — each naming the endpoint.
 from __future__ import annotations
 
 import json
+import re
 
 import urllib3
 from kubernetes.client import ApiClient, Configuration, CoreV1Api
@@ -30,6 +31,9 @@ ENDPOINTS: dict[str, tuple[str, str, str]] = {
     "/api/v1/events": ("list_event_for_all_namespaces", "k8s/events.json", "kubectl get events -A -o json"),
 }
 """API path -> (CoreV1Api method, snapshot path, equivalent kubectl command)."""
+
+_NAMESPACED = re.compile(r"^/api/v1/namespaces/([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)/(pods|events)$")
+"""``/api/v1/namespaces/<ns>/pods|events``: one namespace's list (list_namespaced_pod / _event)."""
 
 _DETAIL_CHARS = 300
 
@@ -66,25 +70,40 @@ class KubeSource:
     name = "kube"
 
     def __init__(self, *, api_client: ApiClient | None = None, kubeconfig: str | None = None,
-                 context: str | None = None) -> None:
+                 context: str | None = None, in_cluster: bool = False) -> None:
         self._client = api_client
         self._kubeconfig = kubeconfig
         self._context = context
+        self._in_cluster = in_cluster
 
-    def _api(self) -> CoreV1Api:
+    def api_client(self) -> ApiClient:
+        """The configured ApiClient (built on first use); the Kubernetes actions run through it too.
+
+        Raises:
+            SourceError: no usable kubeconfig or in-cluster service account.
+        """
         if self._client is None:
             cfg = Configuration()
-            try:
-                load_kube_config(config_file=self._kubeconfig, context=self._context, client_configuration=cfg)
-            except (ConfigException, OSError) as exc:
-                if self._kubeconfig or self._context:
-                    raise SourceError(f"kubeconfig {self._kubeconfig or '~/.kube/config'}: {exc}") from exc
+            if self._in_cluster:
                 try:
                     load_incluster_config(client_configuration=cfg)
-                except ConfigException as exc2:
-                    raise SourceError(f"no Kubernetes configuration: {exc}; in-cluster: {exc2}") from exc2
+                except ConfigException as exc:
+                    raise SourceError(f"in-cluster Kubernetes configuration: {exc}") from exc
+            else:
+                try:
+                    load_kube_config(config_file=self._kubeconfig, context=self._context, client_configuration=cfg)
+                except (ConfigException, OSError) as exc:
+                    if self._kubeconfig or self._context:
+                        raise SourceError(f"kubeconfig {self._kubeconfig or '~/.kube/config'}: {exc}") from exc
+                    try:
+                        load_incluster_config(client_configuration=cfg)
+                    except ConfigException as exc2:
+                        raise SourceError(f"no Kubernetes configuration: {exc}; in-cluster: {exc2}") from exc2
             self._client = ApiClient(cfg)
-        return CoreV1Api(self._client)
+        return self._client
+
+    def _api(self) -> CoreV1Api:
+        return CoreV1Api(self.api_client())
 
     def _host(self) -> str:
         return str(self._client.configuration.host) if self._client is not None else "<kube-apiserver>"
@@ -105,13 +124,22 @@ class KubeSource:
         if req.format != "k8s-json":
             raise SourceError(f"the Kubernetes source serves k8s-json only, not {req.format}")
         endpoint = req.url or ""
-        if endpoint not in ENDPOINTS:
-            raise SourceError(f"unknown Kubernetes API path {endpoint!r} (known: {', '.join(ENDPOINTS)})")
-        method, path, command = ENDPOINTS[endpoint]
+        ns = _NAMESPACED.match(endpoint)
+        args: tuple[str, ...] = ()
+        if ns:
+            kind = ns.group(3)
+            method, path, command = (f"list_namespaced_{kind[:-1]}", f"k8s/{kind}-{ns.group(1)}.json",
+                                     f"kubectl get {kind} -n {ns.group(1)} -o json")
+            args = (ns.group(1),)
+        elif endpoint in ENDPOINTS:
+            method, path, command = ENDPOINTS[endpoint]
+        else:
+            raise SourceError(f"unknown Kubernetes API path {endpoint!r} (known: {', '.join(ENDPOINTS)}, "
+                              "/api/v1/namespaces/<ns>/pods|events)")
         api = self._api()
         url = self._host().rstrip("/") + endpoint
         try:
-            resp = getattr(api, method)(_preload_content=False, _request_timeout=req.timeout_s)
+            resp = getattr(api, method)(*args, _preload_content=False, _request_timeout=req.timeout_s)
             body = resp.data
         except ApiException as exc:
             raise HTTPSourceError(url, exc.status or None, _status_detail(exc)) from exc
@@ -127,10 +155,13 @@ class KubeSource:
         return RawArtifact(format="k8s-json", data=body, path=req.path or path, url=url, command=command,
                            node=req.node, job=req.job)
 
-    def fetch_all(self, *, timeout_s: float = 30.0) -> list[RawArtifact]:
-        """Nodes, pods and events (in that order), as ``fetch`` returns them.
+    def fetch_all(self, *, timeout_s: float = 30.0, namespaces: list[str] | None = None) -> list[RawArtifact]:
+        """Nodes, pods and events (in that order), as ``fetch`` returns them; with ``namespaces``,
+        pods and events of those namespaces only (one list each).
 
         Raises:
             SourceError / HTTPSourceError: from the first list that fails.
         """
-        return [self.fetch(FetchRequest(format="k8s-json", url=ep, timeout_s=timeout_s)) for ep in ENDPOINTS]
+        paths = list(ENDPOINTS) if not namespaces else ["/api/v1/nodes", *[
+            f"/api/v1/namespaces/{ns}/{kind}" for kind in ("pods", "events") for ns in namespaces]]
+        return [self.fetch(FetchRequest(format="k8s-json", url=ep, timeout_s=timeout_s)) for ep in paths]

@@ -24,7 +24,9 @@ runner = CliRunner()
 def home(tmp_path, monkeypatch) -> Path:
     h = tmp_path / "home"
     h.mkdir()
-    (h / "config.yaml").write_text("approvers: {bob: [oncall], carol: [admins], alice: [oncall]}\n")
+    # These tests name approvers with --approver, which only a channel that authenticates names may do.
+    (h / "config.yaml").write_text("approvers: {bob: [oncall], carol: [admins], alice: [oncall]}\n"
+                                   "asserted_identity: true\n")
     monkeypatch.setenv("WARDEN_HOME", str(h))
     return h
 
