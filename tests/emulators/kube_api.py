@@ -7,6 +7,7 @@ them)::
     GET   /api/v1/nodes, /api/v1/nodes/<n>                      NodeList / Node (404 Status if unknown)
     PATCH /api/v1/nodes/<n>          application/merge-patch+json (RFC 7386 applied to the stored Node)
     GET   /api/v1/pods[?fieldSelector=spec.nodeName=<n>]       PodList
+    GET   /api/v1/namespaces/<ns>/pods | events                one namespace's PodList / EventList
     GET   /api/v1/namespaces/<ns>/pods/<p>                     Pod (404 once evicted)
     POST  /api/v1/namespaces/<ns>/pods/<p>/eviction            201 Status Success; 429 Status
                                                                (DisruptionBudget) for a pod a PDB protects
@@ -125,6 +126,14 @@ class KubeApi:
                 return 200, {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items}
             if parts == ["api", "v1", "events"]:
                 return 200, self.events
+            if parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 5 and method == "GET":
+                ns = parts[3]
+                if parts[4] == "pods":
+                    return 200, {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"},
+                                 "items": [p for p in self.pods.values() if p["metadata"]["namespace"] == ns]}
+                if parts[4] == "events":
+                    return 200, {**self.events, "items": [e for e in self.events.get("items", [])
+                                                          if (e.get("metadata") or {}).get("namespace") == ns]}
             if parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 4:
                 if parts[3] not in self.namespaces:
                     return 404, _status(404, "NotFound", f'namespaces "{parts[3]}" not found')
