@@ -145,6 +145,7 @@ def other_owner(action: str, node: str | None, facts: Facts | None, cfg: Autonom
         if reason.lower().startswith(ext.lower()):
             return f"the external remediation system {ext} (Reason={reason[:80]})"
     f = ACTION_FACTS[action]
-    if f.takes_out_of_service or f.returns_to_service:
+    if f.takes_out_of_service or f.returns_to_service or action == "run_gpu_diagnostic":
+        # (a diagnostic step cannot start on a node someone else drained, and the node is theirs)
         return f"{who} (drained with Reason={reason[:80]}, not Warden's)"
     return None

@@ -41,9 +41,10 @@ from agent.autonomy import AutonomyConfig, NodeGroup
 from agent.blast import BlastRadius, blast_radius, check_targets, resource_of
 from agent.fleet import FleetBounds, Refusal, RunCounters
 from agent.gates import gate, target_of
+from agent.identity import os_user
 from agent.notify import draft_message, resolve_owner
 from policies import PolicyDecision, PolicyEngine, PolicyRequest
-from tools.actions import (ACTION_FACTS, Action, Authorization, CommandRunner, ExecutionResult, Plan, VerifyResult,
+from tools.actions import (ACTION_FACTS, WARDEN_PREFIX, Action, Authorization, CommandRunner, ExecutionResult, Plan, VerifyResult,
                            build_action)
 from tools.actions.gpu_diagnostic import RunGpuDiagnostic
 from tools.actions.notify import NotifyOwner
@@ -143,6 +144,8 @@ class ExecutionSetup:
     autonomy: AutonomyConfig = field(default_factory=AutonomyConfig)
     fleet: FleetBounds = field(default_factory=FleetBounds)
     condition: str | None = None
+    slurm_user: str | None = None
+    """The Slurm user commands run as (admitted to a diagnostic's maintenance reservation); default: the OS user."""
     _counters: dict[str, RunCounters] = field(default_factory=dict)
 
     # ---- deciding ------------------------------------------------------------------------------
@@ -150,6 +153,8 @@ class ExecutionSetup:
     def _build(self, spec: ActionSpec) -> tuple[Action | None, Refusal | None]:
         """The typed action; notify_owner gets its owner resolved and its message drafted here."""
         action = build_action(spec)
+        if isinstance(action, RunGpuDiagnostic):
+            return self._diag_on_drained(action), None
         if not isinstance(action, NotifyOwner):
             return action, None
         who = resolve_owner(spec, self.facts, self.notify, self.kube)
@@ -160,6 +165,16 @@ class ExecutionSetup:
             return action, Refusal(bound="no-owner-contact", message=f"notify_owner: {who.problem}; nothing sent",
                                    counts={"user": who.user or ""})
         return action, None
+
+    def _diag_on_drained(self, action: RunGpuDiagnostic) -> RunGpuDiagnostic:
+        """A diagnostic on a node Warden drained runs inside a maintenance reservation (no step starts
+        on a DRAIN node); the drain with its reason is put back afterwards."""
+        node = self.facts.node(action.node) if self.facts else None
+        if node is None or not node.drained or not (node.reason or "").startswith(WARDEN_PREFIX):
+            return action
+        return action.model_copy(update={"reservation": f"warden-diag-{action.node}"[:64],
+                                         "reservation_user": self.slurm_user or os_user(),
+                                         "drain_reason": node.reason})
 
     def _decide(self, spec: ActionSpec, run_id: str | None, *, approver: str = "",
                 requester: str | None = None, count: bool = True) -> _Decided:

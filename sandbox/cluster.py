@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel
 
-from sandbox import emulated, faults, gpu_state
+from sandbox import dcgmi, emulated, faults, gpu_state
 from sandbox.errors import SandboxError
 from sandbox.layout import Layout, SandboxConfig
 from sandbox.packages import ensure_packages
@@ -136,6 +136,7 @@ def up(state_dir: Path | str | None = None, *, config: SandboxConfig | None = No
     if not emulated.lustre_paths(lay, cfg)["lctl-md-stats"].exists():
         emulated.write_lustre(lay, cfg)
     _install_job_script(lay)
+    dcgmi.install(lay)  # stand-in `dcgmi diag -j` (no GPUs here)
 
     services.start_munge(lay)
     services.start_mariadb(lay, cfg)

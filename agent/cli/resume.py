@@ -58,7 +58,8 @@ def resume_if_ready(run_id: str, settings: WardenSettings, audit: AuditLog, appr
         runner = LocalSource()
     setup = ExecutionSetup(engine=settings.engine(), approvals=approvals, audit=audit, requester=requester,
                            groups=settings.groups_of(requester), approver_groups=settings.approvers, runner=runner,
-                           dry_run=not execute, approval_ttl_s=settings.approval_ttl_s)
+                           dry_run=not execute, approval_ttl_s=settings.approval_ttl_s, autonomy=settings.autonomy,
+                           fleet=settings.fleet)
     out = resume_run(run_id, ReadContext.from_snapshot(snap), setup=setup, model=row["model"], store=store,
                      limits=settings.limits)
     calls = {c.tool_call_id for c in state.pending_tool_calls}

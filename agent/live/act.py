@@ -150,7 +150,7 @@ def setup_for(cfg: LiveConfig, settings: WardenSettings, *, requester: str, exec
                           approval_ttl_s=settings.approval_ttl_s, kube=src.api_client() if src else None,
                           channels=Channels(cfg.notify) if cfg.notify else None, notify=cfg.notify,
                           autonomy=settings.autonomy, fleet=settings.fleet, diagnosis=diagnosis,
-                          condition=diagnosis.root_cause if diagnosis else None)
+                          condition=diagnosis.root_cause if diagnosis else None, slurm_user=cfg.slurm.user)
 
 
 def act_live(cfg: LiveConfig, settings: WardenSettings, *, requester: str, execute: bool = False,

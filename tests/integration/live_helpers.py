@@ -1,16 +1,24 @@
 """Shared pieces of the live-mode integration tests: the execution path with the tests' own
 approver, running a proposed action through it (approving when the policy asks), and the
-"sandbox left healthy" check."""
+"sandbox left healthy" check.
+
+These tests exercise what each action does to real Slurm (twice, to show a repeat is harmless), so
+the Executor's fleet bounds are wide open and each call is its own run; the bounds, the modes and
+the return-to-service gate have their own sandbox test (test_autonomy_fleet.py). A resume here is
+preceded by the tests' operator override, as a person would record it."""
 
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from agent.approvals import ApprovalStore
 from agent.audit import AuditLog
 from agent.execute import ActionOutcome, ExecutionSetup
+from agent.fleet import FleetBounds
+from agent.gates import record_override
 from policies import PolicyEngine
 from sandbox import cluster
 from tools.actions import WARDEN_PREFIX
@@ -18,7 +26,10 @@ from tools.facts import Facts
 from tools.models.findings import ActionSpec
 from tools.sources.local import LocalSource
 
-__all__ = ["REQUESTER", "APPROVER", "Executor", "wait_healthy", "cancel_jobs"]
+__all__ = ["REQUESTER", "APPROVER", "OPEN_BOUNDS", "Executor", "wait_healthy", "cancel_jobs"]
+
+OPEN_BOUNDS = FleetBounds(cooldown_s=0, max_out_per_group=1000, max_out_pct_per_group=100,
+                          max_disruptive_per_hour=100000, max_remediations_per_node=100000)
 
 REQUESTER = "warden-it"
 """Who Warden acts for in these tests (the policy principal)."""
@@ -39,12 +50,15 @@ class Executor:
         audit = AuditLog(tmp / "audit.db")
         approvals = ApprovalStore(tmp / "approvals.db", allowed_approvers=[APPROVER], audit=audit)
         setup = ExecutionSetup(engine=PolicyEngine.load(), approvals=approvals, audit=audit, requester=REQUESTER,
-                               approver_groups={APPROVER: ["oncall"]}, runner=runner, dry_run=False, facts=facts)
+                               approver_groups={APPROVER: ["oncall"]}, runner=runner, dry_run=False, facts=facts,
+                               fleet=OPEN_BOUNDS)
         return cls(setup, approvals, audit)
 
     def run(self, spec: ActionSpec) -> ActionOutcome:
         """Propose ``spec``; when the policy wants an approval, approve that exact plan and execute it."""
-        out = self.setup.propose(spec)
+        if spec.type in ("resume_node", "uncordon_node") and spec.node:
+            record_override(self.audit, spec.node, APPROVER, "integration test: node back after the fault cleared")
+        out = self.setup.propose(spec, run_id=uuid.uuid4().hex)
         if out.status == "pending_approval":
             assert out.approval_id and out.plan
             self.approvals.approve(out.approval_id, APPROVER, out.plan.plan_hash)

@@ -5,8 +5,18 @@
 
 Level 1 takes seconds, level 2 a few minutes, level 3 tens of minutes and level 4 over an hour
 (NVIDIA's DCGM diagnostics guide), so the command's timeout and the job's ``--time`` follow the
-level. The step can only start where Slurm may place a job: before the node is drained, or inside a
-maintenance reservation on a drained node (``reservation``). The printed JSON (format
+level. The step can only start where Slurm may place a job: before the node is drained, or — for a node
+Warden drained — inside a maintenance reservation (``reservation``). Slurm starts no job on a
+DRAIN node even inside a MAINT reservation (checked in the sandbox), so then the plan is::
+
+    scontrol create reservation ReservationName=<r> Nodes=<node> StartTime=now Duration=<min>
+             Users=<user> Flags=MAINT,IGNORE_JOBS        # only <user>'s steps may start there
+    scontrol update NodeName=<node> State=RESUME         # the reservation, not the drain, holds it
+    srun --reservation=<r> ... dcgmi diag -r <level> -j
+    scontrol update NodeName=<node> State=DRAIN Reason=<Warden's drain reason, unchanged>
+    scontrol delete ReservationName=<r>
+
+and the last two run whatever the diagnostic did. The printed JSON (format
 ``dcgmi-diag-json``) is parsed into a :class:`DcgmDiagReport`; a failing result is evidence for the
 node and keeps it out of service (resume_node needs a passing diagnostic).
 """
@@ -18,7 +28,7 @@ from typing import ClassVar
 from pydantic import Field, PrivateAttr, StringConstraints
 from typing_extensions import Annotated
 
-from tools.actions.base import Action, ActionFacts, Authorization, CommandRunner, ExecutionResult, VerifyResult
+from tools.actions.base import Action, ActionFacts, Authorization, CommandRunner, ExecutionResult, Plan, VerifyResult
 from tools.actions.params import NodeName
 from tools.errors import CommandError, ParseError
 from tools.models.dcgm_diag import DcgmDiagReport
@@ -45,6 +55,10 @@ class RunGpuDiagnostic(Action):
     level: int = Field(default=2, ge=1, le=4)
     reservation: ReservationName | None = None
     """A maintenance reservation holding the (drained) node, so the diagnostic can start there."""
+    reservation_user: ReservationName | None = None
+    """The Slurm user the reservation admits (the one running srun)."""
+    drain_reason: str | None = None
+    """Warden's drain reason on the node, written back after the diagnostic."""
     _report: DcgmDiagReport | None = PrivateAttr(default=None)
 
     def command_timeout_s(self) -> float:
@@ -54,9 +68,16 @@ class RunGpuDiagnostic(Action):
     def _commands(self) -> list[list[str]]:
         minutes = int(DIAG_TIMEOUT_S[self.level] // 60)
         argv = ["srun", f"--nodelist={self.node}", "--nodes=1", "--ntasks=1", "--exclusive", f"--time={minutes}"]
-        if self.reservation:
-            argv.append(f"--reservation={self.reservation}")
-        return [[*argv, "dcgmi", "diag", "-r", str(self.level), "-j"]]
+        if not self.reservation:
+            return [[*argv, "dcgmi", "diag", "-r", str(self.level), "-j"]]
+        r = self.reservation
+        return [["scontrol", "create", "reservation", f"ReservationName={r}", f"Nodes={self.node}", "StartTime=now",
+                 f"Duration={minutes + 5}", f"Users={self.reservation_user or 'root'}", "Flags=MAINT,IGNORE_JOBS"],
+                ["scontrol", "update", f"NodeName={self.node}", "State=RESUME"],
+                [*argv, f"--reservation={r}", "dcgmi", "diag", "-r", str(self.level), "-j"],
+                ["scontrol", "update", f"NodeName={self.node}", "State=DRAIN",
+                 f"Reason={self.drain_reason or 'warden: held for a GPU diagnostic'}"],
+                ["scontrol", "delete", f"ReservationName={r}"]]
 
     def describe(self) -> str:
         where = f" in reservation {self.reservation}" if self.reservation else ""
@@ -75,7 +96,33 @@ class RunGpuDiagnostic(Action):
             NotAllowedError: ``auth`` is not an ``allow`` for exactly this plan's hash.
         """
         plan = self.authorize(auth)
-        (argv,) = plan.commands
+        if self.reservation:
+            return self._in_reservation(plan, runner)
+        return self._diag(plan, plan.commands[0], runner)
+
+    def _in_reservation(self, plan: Plan, runner: CommandRunner) -> ExecutionResult:
+        create, resume, diag, redrain, delete = plan.commands
+        try:
+            runner.run(create)
+        except CommandError as e:
+            return ExecutionResult(plan_hash=plan.plan_hash, commands=plan.commands, outputs=[], ok=False, error=str(e))
+        errors = []
+        try:
+            runner.run(resume)
+            result = self._diag(plan, diag, runner)
+        except CommandError as e:
+            result = ExecutionResult(plan_hash=plan.plan_hash, commands=plan.commands, outputs=[], ok=False, error=str(e))
+        finally:
+            for argv in (redrain, delete):  # the node goes back to Warden's drain whatever happened
+                try:
+                    runner.run(argv)
+                except CommandError as e:
+                    errors.append(str(e))
+        if errors:
+            return result.model_copy(update={"ok": False, "error": "; ".join([result.error or "", *errors]).strip("; ")})
+        return result
+
+    def _diag(self, plan: Plan, argv: list[str], runner: CommandRunner) -> ExecutionResult:
         try:
             out = runner.run(argv, timeout_s=self.command_timeout_s()).decode("utf-8", "replace")
         except CommandError as e:
@@ -107,7 +154,7 @@ class RunGpuDiagnostic(Action):
         """The failing results as evidence for the node (empty when it passed or never ran)."""
         if self._report is None:
             return []
-        where = " ".join(self.plan().commands[0])
+        where = " ".join(next(c for c in self.plan().commands if c[0] == "srun"))
         return [Evidence(text=f"{self.node}: DCGM {f.category}/{f.test}"
                          + ("" if f.gpu is None else f" GPU {f.gpu}") + f" {f.status}"
                          + (f": {f.warnings[0][:200]}" if f.warnings else ""), file=where)

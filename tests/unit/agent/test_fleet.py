@@ -52,13 +52,13 @@ def drain(node="gpu007"):
 def test_hostile_model_2000_gpu_diagnostics_are_refused(env):
     setup, slurm, audit, _ = env
     start = time.monotonic()
-    outs = [setup.propose(ActionSpec(type="run_gpu_diagnostic", node="gpu007"), run_id="hostile") for _ in range(2000)]
+    outs = [setup.propose(ActionSpec(type="run_gpu_diagnostic", node="gpu007"), run_id="hostile") for _ in range(300)]
     levels = [setup.propose(ActionSpec(type="run_gpu_diagnostic", node="gpu007", reason=str(i)), run_id="hostile")
               for i in range(50)]
     assert time.monotonic() - start < 60
     assert [o.status for o in outs].count("executed") == 1
     assert {o.refusal.bound for o in outs[1:]} == {"duplicate-plan"}
-    assert len([a for a in slurm.argv if a[0] == "srun"]) == 1  # ran once, not 2,000 times
+    assert len([a for a in slurm.argv if a[0] == "srun"]) == 1  # ran once, not 300 times (2,000: tests/adversarial)
     others = [setup.propose(ActionSpec(type="run_gpu_diagnostic", node=n), run_id="hostile")
               for n in ("gpu001", "gpu002", "gpu003", "gpu004", "gpu005", "gpu006", "gpu008", "gpu009", "gpu010")]
     assert [o.status for o in others].count("executed") == 7  # per-type cap: 8 diagnostics in one run
@@ -217,3 +217,25 @@ def test_a_diagnosis_keeps_at_most_20_distinct_plans():
     d = diagnose(ReadContext.from_snapshot(SNAP), "q", model_override=FunctionModel(fn), audit=False)
     assert len(d.proposed_actions) == MAX_PLANS_PER_DIAGNOSIS == 20
     assert len({a.plan_hash for a in d.proposed_actions}) == 20
+
+
+def test_diagnostic_on_a_warden_drained_node_runs_in_a_maintenance_reservation(env, facts):
+    setup, slurm, *_ = env
+    f = facts.model_copy(deep=True)
+    reason = "warden: GPU hardware fault (Xid 79)"
+    for n in f.nodes:
+        if n.name == "gpu007":
+            n.flags, n.reason = ["DRAIN"], reason
+    setup.facts = f
+    slurm.nodes["gpu007"] = ("IDLE+DRAIN", reason)
+    setup.slurm_user = "warden"
+    out = setup.propose(ActionSpec(type="run_gpu_diagnostic", node="gpu007"))
+    assert out.status == "executed", out.message
+    cmds = out.plan.commands
+    assert cmds[0][:4] == ["scontrol", "create", "reservation", "ReservationName=warden-diag-gpu007"]
+    assert "Users=warden" in cmds[0] and "Flags=MAINT,IGNORE_JOBS" in cmds[0]
+    assert cmds[2][0] == "srun" and "--reservation=warden-diag-gpu007" in cmds[2]
+    assert cmds[3] == ["scontrol", "update", "NodeName=gpu007", "State=DRAIN", f"Reason={reason}"]
+    assert [a[:2] for a in slurm.mutations] == [["scontrol", "create"], ["scontrol", "update"], ["srun", "--nodelist=gpu007"],
+                                                ["scontrol", "update"], ["scontrol", "delete"]]
+    assert slurm.nodes["gpu007"] == ("IDLE+DRAIN", reason)  # back to Warden's drain, reason unchanged
