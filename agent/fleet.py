@@ -12,8 +12,8 @@ Per run (issue: a hostile model's 2,000 ``run_gpu_diagnostic``):
 Over time (from the audit log):
   at most ``max_out_per_group`` nodes of a node group (or partition) taken out of service by Warden
   within ``window_h``, and at most ``max_out_pct_per_group`` percent of its nodes; at most
-  ``max_disruptive_per_hour`` state-changing actions overall; one action of a type per target and
-  condition per ``cooldown_s``; a node Warden took out of service more than
+  ``max_disruptive_per_hour`` state-changing actions overall; one state-changing action of a type
+  per target and condition per ``cooldown_s`` (a diagnostic to confirm a repair is not held back); a node Warden took out of service more than
   ``max_remediations_per_node`` times within ``repeat_window_d`` days goes to a human (no automatic
   execution, never resumed without an operator).
 What each action is (disruptive, takes a node out of service) comes from its declared facts.
@@ -141,7 +141,7 @@ def fleet_refusal(action: str, target: str, *, node: str | None, group: str | No
             return Refusal(bound="disruptive-rate", message=f"rate limited: {len(hour)} disruptive actions in the last "
                            f"hour (limit {bounds.max_disruptive_per_hour})",
                            counts={"last_hour": len(hour), "limit": bounds.max_disruptive_per_hour})
-    if bounds.cooldown_s > 0:
+    if bounds.cooldown_s > 0 and facts.disruptive:  # read-only ones are bounded by the per-run caps
         since = now - timedelta(seconds=bounds.cooldown_s)
         for r in runs:
             p = r.payload

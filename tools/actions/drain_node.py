@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from tools.actions.base import ActionFacts, WARDEN_PREFIX, Action, Authorization, CommandRunner, ExecutionResult, VerifyResult
+from tools.actions.base import (WARDEN_PREFIX, Action, ActionFacts, Authorization, CommandRunner, ExecutionResult,
+                                VerifyResult)
 from tools.actions.params import NodeName
 from tools.actions.slurm_state import read_node
 from tools.errors import ActionError
@@ -21,7 +22,8 @@ class DrainNode(Action):
     """
 
     action_type: ClassVar[ActionType] = "drain_node"
-    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="reversible", resource="node", platform="slurm", key_params=("node",), takes_out_of_service=True)
+    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="reversible", resource="node", platform="slurm",
+                                               key_params=("node",), takes_out_of_service=True)
     node: NodeName
     reason: str
 

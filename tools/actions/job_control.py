@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from tools.actions.base import ActionFacts, Action, Authorization, CommandRunner, ExecutionResult, VerifyResult
+from tools.actions.base import Action, ActionFacts, Authorization, CommandRunner, ExecutionResult, VerifyResult
 from tools.actions.params import JobId
 from tools.actions.slurm_state import read_job, read_job_settled
 from tools.models.ids import ActionType
@@ -21,7 +21,8 @@ class HoldJob(Action):
     """`scontrol hold <job>`: keep a pending job from starting (reversible with release_job)."""
 
     action_type: ClassVar[ActionType] = "hold_job"
-    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="reversible", resource="job", platform="slurm", key_params=("job",), touches_job=True)
+    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="reversible", resource="job", platform="slurm",
+                                               key_params=("job",), touches_job=True)
     job: JobId
 
     def _commands(self) -> list[list[str]]:
@@ -49,7 +50,8 @@ class ReleaseJob(Action):
     """`scontrol release <job>`: let a held job be scheduled again."""
 
     action_type: ClassVar[ActionType] = "release_job"
-    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="reversible", resource="job", platform="slurm", key_params=("job",), touches_job=True)
+    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="reversible", resource="job", platform="slurm",
+                                               key_params=("job",), touches_job=True)
     job: JobId
 
     def _commands(self) -> list[list[str]]:
@@ -78,7 +80,8 @@ class RequeueJob(Action):
     last checkpoint is lost)."""
 
     action_type: ClassVar[ActionType] = "requeue_job"
-    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="irreversible", resource="job", platform="slurm", key_params=("job",), touches_job=True, kills_jobs=True)
+    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="irreversible", resource="job", platform="slurm",
+                                               key_params=("job",), touches_job=True, kills_jobs=True)
     job: JobId
 
     def _commands(self) -> list[list[str]]:
@@ -106,7 +109,8 @@ class CancelJob(Action):
     """`scancel <job>`: end a job for good."""
 
     action_type: ClassVar[ActionType] = "cancel_job"
-    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="irreversible", resource="job", platform="slurm", key_params=("job",), touches_job=True, kills_jobs=True)
+    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="irreversible", resource="job", platform="slurm",
+                                               key_params=("job",), touches_job=True, kills_jobs=True)
     job: JobId
 
     def _commands(self) -> list[list[str]]:
@@ -134,7 +138,8 @@ class UpdateJob(Action):
     """`scontrol update JobId=<job> [TimeLimit=<min>] [NumNodes=<n>]` on a pending job."""
 
     action_type: ClassVar[ActionType] = "update_job"
-    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="reversible", resource="job", platform="slurm", key_params=("job",), touches_job=True)
+    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="reversible", resource="job", platform="slurm",
+                                               key_params=("job",), touches_job=True)
     job: JobId
     time_limit_min: int | None = Field(default=None, ge=1)
     num_nodes: int | None = Field(default=None, ge=1)

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from pydantic import Field, PrivateAttr
 
-from tools.actions.base import ActionFacts, Action, Authorization, CommandRunner, ExecutionResult, VerifyResult
+from tools.actions.base import Action, ActionFacts, Authorization, CommandRunner, ExecutionResult, VerifyResult
 from tools.actions.params import CheckpointPath, JobId, NodeName
 from tools.actions.slurm_state import read_job
 from tools.errors import CommandError
@@ -108,7 +108,8 @@ class ResubmitFromCheckpoint(_Resubmit):
     """
 
     action_type: ClassVar[ActionType] = "resubmit_from_checkpoint"
-    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="irreversible", resource="job", platform="slurm", key_params=("job",), touches_job=True)
+    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="irreversible", resource="job", platform="slurm",
+                                               key_params=("job",), touches_job=True)
 
     def _commands(self) -> list[list[str]]:
         script = _script(self.job)
@@ -129,7 +130,8 @@ class ResizeJob(_Resubmit):
     """Resubmit a job's batch script with another node count (`sbatch --nodes=<n>`)."""
 
     action_type: ClassVar[ActionType] = "resize_job"
-    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="irreversible", resource="job", platform="slurm", key_params=("job",), touches_job=True)
+    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="irreversible", resource="job", platform="slurm",
+                                               key_params=("job",), touches_job=True)
     num_nodes: int = Field(ge=1)
 
     def _commands(self) -> list[list[str]]:

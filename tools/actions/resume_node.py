@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from tools.actions.base import ActionFacts, WARDEN_PREFIX, Action, CommandRunner, ExecutionResult, Authorization, VerifyResult
+from tools.actions.base import (WARDEN_PREFIX, Action, ActionFacts, Authorization, CommandRunner, ExecutionResult,
+                                VerifyResult)
 from tools.actions.params import NodeName
 from tools.actions.slurm_state import read_node
 from tools.errors import ActionError
@@ -17,7 +18,8 @@ class ResumeNode(Action):
     """`scontrol update NodeName=<node> State=RESUME`, refused unless the drain reason starts with ``warden:``."""
 
     action_type: ClassVar[ActionType] = "resume_node"
-    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="reversible", resource="node", platform="slurm", key_params=("node",), returns_to_service=True)
+    facts: ClassVar[ActionFacts] = ActionFacts(reversibility="reversible", resource="node", platform="slurm",
+                                               key_params=("node",), returns_to_service=True)
     node: NodeName
 
     def _commands(self) -> list[list[str]]:

@@ -81,11 +81,13 @@ def parse_dcgmi_diag_json(text: str, *, path: str, node: str | None = None) -> l
                 if not isinstance(res, dict) or not isinstance(res.get("status"), str):
                     raise ParseError(path, None, f"result of {str(test.get('name'))[:40]!r} without a status")
                 texts, ids = _warnings(res)
-                results.append(DiagTestResult(category=str(cat.get("category") or "?"), test=str(test.get("name") or "?"),
-                                              gpu=_gpu(res, path), status=res["status"], warnings=texts, error_ids=ids))
+                results.append(DiagTestResult(category=str(cat.get("category") or "?"),
+                                              test=str(test.get("name") or "?"), gpu=_gpu(res, path),
+                                              status=res["status"], warnings=texts, error_ids=ids))
                 if len(results) > _MAX_RESULTS:
                     raise ParseError(path, None, f"more than {_MAX_RESULTS} results")
-    version = doc.get("version") or (doc.get("metadata") or {}).get("version") if isinstance(doc.get("metadata", {}), dict) else None
-    driver = doc.get("Driver Version Detected") or (doc.get("metadata") or {}).get("driver") if isinstance(doc.get("metadata", {}), dict) else None
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    version = doc.get("version") or meta.get("version")
+    driver = doc.get("Driver Version Detected") or meta.get("driver")
     return [DcgmDiagReport(node=node, file=path, dcgm_version=str(version) if version else None,
                            driver_version=str(driver) if driver else None, results=results)]
