@@ -19,6 +19,7 @@ store, under ``$WARDEN_HOME``::
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import yaml
@@ -69,6 +70,8 @@ class WardenSettings(BaseModel):
     """Autonomy modes per node group (observe | recommend | execute)."""
     fleet: FleetBounds = Field(default_factory=FleetBounds)
     """Fleet bounds (drains per group and window, disruptive actions per hour, cool-downs, caps)."""
+    approval_key_env: str | None = None
+    """Environment variable holding the approvals' MAC secret (else ``$WARDEN_HOME/approval.key``, mode 0600)."""
 
     @classmethod
     def load(cls, path: Path | None = None) -> WardenSettings:
@@ -106,4 +109,11 @@ class WardenSettings(BaseModel):
     def open_approvals(self, audit: AuditLog | None = None) -> ApprovalStore:
         """The approval store under $WARDEN_HOME, recording into ``audit``."""
         approvals_path().parent.mkdir(parents=True, exist_ok=True)
-        return ApprovalStore(approvals_path(), allowed_approvers=self.approvers, audit=audit)
+        key = None
+        if self.approval_key_env:
+            secret = os.environ.get(self.approval_key_env, "")
+            if len(secret) < 16:
+                raise ConfigError(f"{settings_path()}: approval_key_env: ${self.approval_key_env} is unset or "
+                                  "shorter than 16 characters")
+            key = secret.encode()
+        return ApprovalStore(approvals_path(), allowed_approvers=self.approvers, audit=audit, key=key)

@@ -4,6 +4,7 @@ verify) → clear → the sandbox left healthy (all nodes idle, no job, no Warde
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -15,7 +16,10 @@ from agent.live.config import LiveConfig
 from agent.live.session import sandbox_config
 from sandbox import cluster, faults, jobs
 from sandbox.layout import Layout
+from tests.emulators.slack import SlackEmulator
+from tests.emulators.smtp import SmtpSink
 from tests.integration.live_helpers import Executor, cancel_jobs, wait_healthy
+from tools.actions.notify_channels import Channels, Contact, NotifyConfig
 from tools.models.findings import ActionSpec
 from tools.sources.local import LocalSource
 
@@ -105,8 +109,14 @@ def test_straggler_drained(state_dir, cfg, runner, tmp_path) -> None:
 
 def _notify_fault(name: str, question: str, cause: str, state_dir: Path, cfg: LiveConfig, runner: LocalSource,
                   tmp_path: Path, *, wait_state: str | None = None, culprit_job: bool = True) -> None:
-    """Faults whose remedy is the owner's (notify_owner: read-only, allowed without approval)."""
+    """Faults whose remedy is the owner's (notify_owner: read-only, allowed without approval): the
+    owner (the job's Slurm user) is found in the site directory and gets one e-mail through a real
+    local SMTP server (aiosmtpd) and one Slack DM through the Web API emulator, each naming the job
+    and the evidence."""
     rec = faults.inject(name, state_dir)  # type: ignore[arg-type]
+    smtp, slack = SmtpSink(), SlackEmulator({"U0SANDBOX1"}, token="xoxb-sandbox")
+    smtp.__enter__()
+    slack.__enter__()
     try:
         if wait_state:
             jobs.wait_job_state(Layout.of(state_dir), str(rec.job), {wait_state}, timeout_s=150)
@@ -117,11 +127,27 @@ def _notify_fault(name: str, question: str, cause: str, state_dir: Path, cfg: Li
             assert f"job:{rec.job}" in d.culprits
         specs = _by_type(live_specs(d, run.ctx.facts, cfg, runner))
         assert specs["notify_owner"].job == rec.job
-        ex = Executor.make(tmp_path, runner, run.ctx.facts)
-        out = ex.run(specs["notify_owner"])
-        _executed(out)
-        assert out.decision is not None and out.decision.decision == "allow"
+        owner = run.ctx.facts.job(rec.job).user or run.ctx.facts.acct_job(rec.job).user  # type: ignore[union-attr]
+        contact = Contact(slack="U0SANDBOX1", email=f"{owner}@sandbox.example")
+        for channel in ("email", "slack"):
+            (tmp_path / channel).mkdir()
+            ex = Executor.make(tmp_path / channel, runner, run.ctx.facts)
+            notify = NotifyConfig(channels=[channel], smtp_host="127.0.0.1", smtp_port=smtp.port,
+                                  directory={owner: contact})
+            ex.setup.notify, ex.setup.channels, ex.setup.diagnosis = notify, Channels(notify), d
+            os.environ["WARDEN_SLACK_API_URL"], os.environ["WARDEN_SLACK_TOKEN"] = slack.api_url, "xoxb-sandbox"
+            out = ex.run(specs["notify_owner"])
+            _executed(out)
+            assert out.decision is not None and out.decision.decision == "allow"
+        assert len(smtp.messages) == 1 and len(slack.messages) == 1
+        mail = smtp.messages[0][1].get_content()
+        for text in (mail, slack.messages[0]["text"]):
+            assert f"job {rec.job}" in text and "Evidence:" in text and "Checkpoint to resume from:" in text
     finally:
+        os.environ.pop("WARDEN_SLACK_API_URL", None)
+        os.environ.pop("WARDEN_SLACK_TOKEN", None)
+        slack.__exit__()
+        smtp.__exit__()
         faults.clear(name, state_dir)  # type: ignore[arg-type]
     wait_healthy(state_dir, runner)
 

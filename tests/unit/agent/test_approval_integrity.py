@@ -92,3 +92,23 @@ def test_denial_is_recorded(store: ApprovalStore, tmp_path: Path) -> None:
     store.deny(req.id, "bob", "not now", now=T0)
     events = [r.payload for r in AuditLog(tmp_path / "audit.db").records() if r.kind == "approval"]
     assert events[-1]["event"] == "deny" and events[-1]["reason"] == "not now"
+
+
+def test_a_configured_secret_replaces_the_key_file(tmp_path: Path, monkeypatch) -> None:
+    from agent.settings import WardenSettings
+    from tools.errors import ConfigError
+
+    monkeypatch.setenv("WARDEN_HOME", str(tmp_path))
+    s = WardenSettings(approvers={"bob": ["oncall"]}, approval_key_env="WARDEN_APPROVAL_SECRET")
+    monkeypatch.setenv("WARDEN_APPROVAL_SECRET", "short")
+    with pytest.raises(ConfigError, match="WARDEN_APPROVAL_SECRET"):
+        s.open_approvals()
+    monkeypatch.setenv("WARDEN_APPROVAL_SECRET", "a-long-enough-service-secret")
+    audit = s.open_audit()
+    store = s.open_approvals(audit)
+    req = store.request_approval(HASH, "drain_node", {}, "alice", "r", 60, now=T0)
+    store.approve(req.id, "bob", HASH, now=T0)
+    assert not (tmp_path / "approval.key").exists()
+    monkeypatch.setenv("WARDEN_APPROVAL_SECRET", "another-long-secret-value")  # a store with another key
+    with pytest.raises(ApprovalTampered):
+        s.open_approvals(audit).consume(req.id, HASH, now=T0)
