@@ -80,6 +80,9 @@ def check_targets(spec: ActionSpec, facts: Facts | None) -> list[str]:
             problems.append(f"node {rid!r} is not a single node name")
         elif slurm and ACTION_FACTS[spec.type].platform == "slurm" and facts.node(rid) is None:
             problems.append(f"node {rid!r} is not in the evidence")
+        elif (facts is not None and facts.k8s_nodes and ACTION_FACTS[spec.type].platform == "kubernetes"
+              and rid not in {n.name for n in facts.k8s_nodes}):
+            problems.append(f"Kubernetes node {rid!r} is not in the evidence")
     elif kind == "Job":
         if not JOB_RE.match(rid):
             problems.append(f"job {rid!r} is not a Slurm job id")

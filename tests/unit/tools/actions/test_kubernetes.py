@@ -103,3 +103,18 @@ def test_unknown_node_is_a_clear_error(api):
     c = CordonNode(node="nope")
     with pytest.raises(ActionError, match="cannot read Kubernetes node nope: HTTP 404"):
         c.execute(allow(c), api.client())
+
+
+def test_kubernetes_targets_must_be_in_the_evidence():
+    from pathlib import Path
+
+    from agent.blast import check_targets
+    from tools.models.findings import ActionSpec
+    from tools.read.context import ReadContext
+
+    snap = Path(__file__).parents[4] / "evals" / "incidents" / "k8s-pod-requests-16-gpus-on-8-gpu-nodes" / "snapshot"
+    facts = ReadContext.from_snapshot(snap).facts
+    known = facts.k8s_nodes[0].name
+    assert check_targets(ActionSpec(type="cordon_node", node=known), facts) == []
+    assert check_targets(ActionSpec(type="drain_k8s_node", node="not-a-node"), facts) == [
+        "Kubernetes node 'not-a-node' is not in the evidence"]
