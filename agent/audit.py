@@ -20,14 +20,27 @@ elsewhere and pass it to ``verify(anchor=...)``.
 
 SQLite triggers refuse UPDATE and DELETE on the table, out-of-chain INSERTs, and any head change
 other than advancing by one row: defence in depth only — verify() never relies on them.
+
+Records of what a run *read* (``run_start``, ``tool_call``, ``tool_result``, ``finding``,
+``diagnosis``, ``limit``) change nothing on the cluster, so they are kept in memory and written
+together, in one transaction, with the next record that does take effect or ends the run
+(``policy_decision``, ``approval_request``, ``approval``, ``execution``, ``verification``,
+``run_end``), or when the log is read, flushed or closed: a diagnosis writes its whole trail in
+one transaction. Records that take effect are written (with everything before them) before
+append() returns, as invariant 5 asks. The first deferred record after a write checks the head
+against the last row, so a damaged log is refused at once. Rows are numbered and chained when
+they are written; a deferred record's ``seq``/``hash`` as append() returned it are provisional
+if another process writes to the same log in between.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -65,6 +78,9 @@ AuditKind = Literal[
 
 GENESIS_HASH = "0" * 64
 
+DEFERRED_KINDS = frozenset({"run_start", "tool_call", "tool_result", "finding", "diagnosis", "limit"})
+"""Kinds that record what was read or concluded: written with the next record that takes effect."""
+
 _TRIGGERS = {
     "audit_no_update": "CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit "
     "BEGIN SELECT RAISE(ABORT, 'audit log is append-only: UPDATE refused'); END",
@@ -99,6 +115,19 @@ def canonical_json(value: object) -> str:
 def _row_hash(prev_hash: str, seq: int, ts: str, kind: str, run_id: str | None, payload: object) -> str:
     body = canonical_json({"seq": seq, "ts": ts, "kind": kind, "run_id": run_id, "payload": payload})
     return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+
+
+def _row_hash_text(prev_hash: str, seq: int, ts: str, kind: str, run_id: str | None, payload_text: str) -> str:
+    """_row_hash of a payload already in canonical JSON (the same bytes, without re-encoding it)."""
+    body = (f'{{"kind":{canonical_json(kind)},"payload":{payload_text},"run_id":{canonical_json(run_id)},'
+            f'"seq":{seq},"ts":{canonical_json(ts)}}}')
+    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+
+
+def _flush_at_exit(ref: weakref.ref[AuditLog]) -> None:
+    log = ref()
+    if log is not None:
+        log.flush()
 
 
 class AuditRecord(BaseModel):
@@ -162,6 +191,11 @@ class AuditLog:
             self._db["audit_head"].insert({"id": 1, "seq": 0, "hash": GENESIS_HASH})
         for sql in _TRIGGERS.values():
             self._db.execute(sql)
+        self._pending: list[tuple[str, str, str, str | None]] = []
+        """Deferred records: (kind, canonical payload, ts, run_id)."""
+        self._tail: tuple[int, str] | None = None
+        """(seq, hash) the pending records were numbered from, plus their own."""
+        atexit.register(_flush_at_exit, weakref.ref(self))
 
     def _last(self) -> tuple[int, str]:
         row = self._db.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
@@ -188,35 +222,75 @@ class AuditLog:
         except TypeError as exc:
             raise ValueError(f"audit payload is not JSON data: {exc}") from exc
         ts = self._clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
-        conn = self._db.conn
         with self._lock:
-            return self._append_locked(conn, kind, payload_text, ts, run_id)
+            if kind in DEFERRED_KINDS:
+                return self._defer(kind, payload_text, ts, run_id)
+            return self._write([*self._pending, (kind, payload_text, ts, run_id)])
 
-    def _append_locked(self, conn: sqlite3.Connection, kind: str, payload_text: str, ts: str,
-                       run_id: str | None) -> AuditRecord:
+    def _defer(self, kind: str, payload_text: str, ts: str, run_id: str | None) -> AuditRecord:
+        if self._tail is None:
+            self._tail = self._checked_tail()
+        seq, prev_hash = self._tail[0] + 1, self._tail[1]
+        digest = _row_hash_text(prev_hash, seq, ts, kind, run_id, payload_text)
+        self._pending.append((kind, payload_text, ts, run_id))
+        self._tail = (seq, digest)
+        return AuditRecord(seq=seq, ts=datetime.fromisoformat(ts), kind=kind, run_id=run_id,
+                           payload=json.loads(payload_text), prev_hash=prev_hash, hash=digest)
+
+    def _checked_tail(self) -> tuple[int, str]:
+        """The last row, after checking the head agrees with it (what the write would check)."""
+        last = self._last()
+        head = self._db.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone() \
+            if "audit_head" in self._db.table_names() else None
+        if head is None:
+            raise AuditIntegrityError("audit head record is missing; run `warden audit verify` and repair the log")
+        if (head[0], head[1]) != last:
+            raise AuditIntegrityError("audit head disagrees with the last row; run `warden audit verify`")
+        return last
+
+    def flush(self) -> None:
+        """Write the deferred records now (one transaction). Safe to call at any time.
+
+        Raises:
+            AuditIntegrityError / sqlite3.IntegrityError: as append().
+        """
+        with self._lock:
+            if self._pending:
+                self._write(list(self._pending))
+
+    def _write(self, rows: list[tuple[str, str, str, str | None]]) -> AuditRecord:
+        """Write ``rows`` in order in one transaction, chained from the current last row; return the last."""
+        conn = self._db.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             seq, prev_hash = self._last()
-            seq += 1
-            digest = _row_hash(prev_hash, seq, ts, kind, run_id, json.loads(payload_text))
-            conn.execute(
+            values = []
+            for kind, payload_text, ts, run_id in rows:
+                seq += 1
+                digest = _row_hash_text(prev_hash, seq, ts, kind, run_id, payload_text)
+                values.append((seq, ts, kind, run_id, payload_text, prev_hash, digest))
+                prev_hash = digest
+            conn.executemany(
                 "INSERT INTO audit (seq, ts, kind, run_id, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [seq, ts, kind, run_id, payload_text, prev_hash, digest],
-            )
-            moved = conn.execute("UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1", [seq, digest]).rowcount
-            if moved != 1:
+                values)
+            moved = 0
+            for v in values:  # the head's trigger lets it advance one row at a time
+                moved += conn.execute("UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1", [v[0], v[6]]).rowcount
+            if moved != len(values):
                 raise AuditIntegrityError("audit head record is missing; run `warden audit verify` and repair the log")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        return AuditRecord(
-            seq=seq, ts=datetime.fromisoformat(ts), kind=kind, run_id=run_id,
-            payload=json.loads(payload_text), prev_hash=prev_hash, hash=digest,
-        )
+        self._pending.clear()
+        self._tail = None
+        seq, ts, kind, run_id, payload_text, prev, digest = values[-1]
+        return AuditRecord(seq=seq, ts=datetime.fromisoformat(ts), kind=kind, run_id=run_id,
+                           payload=json.loads(payload_text), prev_hash=prev, hash=digest)
 
     def records(self, *, run_id: str | None = None, since_seq: int = 0) -> Iterator[AuditRecord]:
         """Yield records in seq order, optionally for one run and after ``since_seq``."""
+        self.flush()
         sql = "SELECT seq, ts, kind, run_id, payload, prev_hash, hash FROM audit WHERE seq > ?"
         params: list[object] = [since_seq]
         if run_id is not None:
@@ -234,6 +308,7 @@ class AuditLog:
         """(seq, hash) of the newest row, ``(0, GENESIS_HASH)`` when empty: record it elsewhere
         as an anchor for ``verify(anchor=...)``."""
         with self._lock:
+            self.flush()
             return self._last()
 
     def verify(self, *, anchor: tuple[int, str] | None = None) -> AuditVerification:
@@ -247,6 +322,7 @@ class AuditLog:
             AuditVerification with ``ok`` False, ``first_bad_seq`` and a one-line ``problem`` on
             any edited, deleted, inserted or reordered row, or a head that disagrees.
         """
+        self.flush()
         warnings = [f"trigger {name} was missing when the log was opened" for name in self._missing_at_open]
         checked, prev_hash, expected_seq = 0, GENESIS_HASH, 1
         hashes: dict[int, str] = {}
@@ -293,5 +369,15 @@ class AuditLog:
         )
 
     def close(self) -> None:
-        """Close the database connection."""
-        self._db.close()
+        """Write what is deferred and close the database connection."""
+        try:
+            self.flush()
+        finally:
+            self._db.close()
+
+    def __del__(self) -> None:
+        try:
+            if self._pending:
+                self.flush()
+        except Exception:  # noqa: BLE001 - a finaliser cannot raise; close()/flush() report errors
+            pass

@@ -1,13 +1,15 @@
 """The agent's typed dependencies: the evidence context, and where tool calls are recorded.
 
 Each tool call is appended to the audit log (kind ``tool_call``) before it runs, each finding it
-returns (kind ``finding``) before the model sees it, and its outcome (``tool_result``: result size
-or error) after, so the tamper-evident record holds every call even when the tool fails. The run
-store keeps the queryable copy.
+returns (kind ``finding``) before the model sees it, and its outcome (``tool_result``: the result's
+sha256, size and first ``EXCERPT_CHARS`` characters, or the error) after, so the tamper-evident
+record holds every call even when the tool fails, and what the model was shown can be proven
+against the hash without storing every result whole. The run store keeps the queryable copy.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +27,10 @@ from tools.read.context import ReadContext
 if TYPE_CHECKING:
     from agent.execute import ExecutionSetup
 
-__all__ = ["WardenDeps"]
+__all__ = ["WardenDeps", "EXCERPT_CHARS"]
+
+EXCERPT_CHARS = 512
+"""Characters of each tool result kept in its audit record (the rest is covered by the hash)."""
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -71,10 +76,13 @@ class WardenDeps:
             error = f"{type(e).__name__}: {e}"
             raise
         finally:
-            size = len(result.model_dump_json()) if result is not None else 0
+            text = result.model_dump_json() if result is not None else ""
+            size = len(text)
             ms = (time.perf_counter() - start) * 1000
             if self.audit is not None:
-                self.audit.append("tool_result", {"tool": name, "result_chars": size, "error": error,
-                                                  "duration_ms": round(ms, 2)}, run_id=self.run_id)
+                self.audit.append("tool_result", {
+                    "tool": name, "result_chars": size, "error": error, "duration_ms": round(ms, 2),
+                    "result_sha256": hashlib.sha256(text.encode()).hexdigest() if result is not None else None,
+                    "excerpt": text[:EXCERPT_CHARS]}, run_id=self.run_id)
             if self.store and self.run_id:
                 self.store.tool_call(self.run_id, name, kwargs, result_chars=size, duration_ms=ms, error=error)

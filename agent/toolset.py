@@ -30,64 +30,73 @@ def get_cluster_overview(ctx: RunContext[WardenDeps]) -> ClusterOverview:
 
 
 @read_toolset.tool
-def get_findings(ctx: RunContext[WardenDeps], limit: int = 15, culprit: str | None = None) -> FindingsSummary:
+def get_findings(ctx: RunContext[WardenDeps], limit: int = 15, culprit: str | None = None,
+                 more: str | None = None) -> FindingsSummary:
     """Run Warden's deterministic checks over all evidence. Each finding has root_cause, culprits
     (node:/job:/fs:/user:/pod:), evidence (file:line or metric with unit), confidence 0–1 and suggested
     actions. Most confident first; limit 1–50. `culprit` keeps only findings about one job, node or
-    pod (e.g. "job:4242", "4242", "gpu017") — use it for what the question names."""
-    return ctx.deps.call("get_findings", read.get_findings, limit=limit, culprit=culprit)
+    pod (e.g. "job:4242", "4242", "gpu017") — use it for what the question names. A long list comes in
+    pages: pass a result's `next` as `more` for the next one."""
+    return ctx.deps.call("get_findings", read.get_findings, limit=limit, culprit=culprit, more=more)
 
 
 @read_toolset.tool
 def get_jobs(ctx: RunContext[WardenDeps], job_id: str | None = None, user: str | None = None,
-             state: str | None = None, node: str | None = None, limit: int = 20) -> JobsSummary:
+             state: str | None = None, node: str | None = None, limit: int = 20,
+             more: str | None = None) -> JobsSummary:
     """Jobs in the Slurm queue filtered by job id, user, state (PENDING, RUNNING, ...) or node; counts
-    by state plus at most `limit` (1–100) jobs with elapsed/time limit in seconds."""
-    return ctx.deps.call("get_jobs", read.get_jobs, job_id=job_id, user=user, state=state, node=node, limit=limit)
+    by state plus at most `limit` (1–100) jobs with elapsed/time limit in seconds. Paged: pass `next` as `more`."""
+    return ctx.deps.call("get_jobs", read.get_jobs, job_id=job_id, user=user, state=state, node=node, limit=limit,
+                         more=more)
 
 
 @read_toolset.tool
-def get_pending_jobs(ctx: RunContext[WardenDeps], partition: str | None = None, limit: int = 20) -> PendingJobsSummary:
-    """Pending jobs: counts per pending reason and the `limit` (1–100) longest waiting, with seconds pending."""
-    return ctx.deps.call("get_pending_jobs", read.get_pending_jobs, partition=partition, limit=limit)
+def get_pending_jobs(ctx: RunContext[WardenDeps], partition: str | None = None, limit: int = 20,
+                     more: str | None = None) -> PendingJobsSummary:
+    """Pending jobs: counts per pending reason and the `limit` (1–100) longest waiting, with seconds
+    pending. Paged: pass `next` as `more`."""
+    return ctx.deps.call("get_pending_jobs", read.get_pending_jobs, partition=partition, limit=limit, more=more)
 
 
 @read_toolset.tool
 def get_nodes(ctx: RunContext[WardenDeps], node: str | None = None, unhealthy_only: bool = True,
-              limit: int = 20) -> NodesSummary:
+              limit: int = 20, more: str | None = None) -> NodesSummary:
     """Slurm nodes: counts by state; lists unhealthy nodes (DOWN, DRAIN, NOT_RESPONDING) with reasons,
-    or one node by name. limit 1–100."""
-    return ctx.deps.call("get_nodes", read.get_nodes, node=node, unhealthy_only=unhealthy_only, limit=limit)
+    or one node by name. limit 1–100; paged: pass `next` as `more`."""
+    return ctx.deps.call("get_nodes", read.get_nodes, node=node, unhealthy_only=unhealthy_only, limit=limit, more=more)
 
 
 @read_toolset.tool
 def get_accounting(ctx: RunContext[WardenDeps], job_id: str | None = None, state: str | None = None,
-                   limit: int = 20) -> AcctSummary:
-    """Accounting (sacct) job rows filtered by job id or final state (FAILED, TIMEOUT, OUT_OF_MEMORY, ...); limit 1–100."""
-    return ctx.deps.call("get_accounting", read.get_accounting, job_id=job_id, state=state, limit=limit)
+                   limit: int = 20, more: str | None = None) -> AcctSummary:
+    """Accounting (sacct) job rows filtered by job id or final state (FAILED, TIMEOUT, OUT_OF_MEMORY, ...);
+    limit 1–100; paged: pass `next` as `more`."""
+    return ctx.deps.call("get_accounting", read.get_accounting, job_id=job_id, state=state, limit=limit, more=more)
 
 
 @read_toolset.tool
 def get_kernel_events(ctx: RunContext[WardenDeps], node: str | None = None, kind: str | None = None,
-                      limit: int = 20) -> LogEventsSummary:
+                      limit: int = 20, more: str | None = None) -> LogEventsSummary:
     """Kernel log events (kinds: xid, fallen_off_bus, gpu_ecc, lustre_error, oom_kill, ib_link, hung_task)
-    by node; counts plus at most `limit` (1–100) events with file and line."""
-    return ctx.deps.call("get_kernel_events", read.get_kernel_events, node=node, kind=kind, limit=limit)
+    by node; counts plus at most `limit` (1–100) events with file and line. Paged: pass `next` as `more`."""
+    return ctx.deps.call("get_kernel_events", read.get_kernel_events, node=node, kind=kind, limit=limit, more=more)
 
 
 @read_toolset.tool
 def get_job_log_events(ctx: RunContext[WardenDeps], job: str | None = None, kind: str | None = None,
-                       limit: int = 20) -> LogEventsSummary:
+                       limit: int = 20, more: str | None = None) -> LogEventsSummary:
     """Job log events (kinds: nccl_timeout, nccl_remote_error, cuda_oom, traceback, checkpoint_saved,
-    checkpoint_load_failure, checkpoint_write_failure, nan_loss, enospc, slurm_message) by job; limit 1–100."""
-    return ctx.deps.call("get_job_log_events", read.get_job_log_events, job=job, kind=kind, limit=limit)
+    checkpoint_load_failure, checkpoint_write_failure, nan_loss, enospc, slurm_message) by job; limit 1–100.
+    Paged: pass `next` as `more`."""
+    return ctx.deps.call("get_job_log_events", read.get_job_log_events, job=job, kind=kind, limit=limit, more=more)
 
 
 @read_toolset.tool
-def get_gpu_metrics(ctx: RunContext[WardenDeps], node: str | None = None, limit: int = 20) -> GpuSummary:
+def get_gpu_metrics(ctx: RunContext[WardenDeps], node: str | None = None, limit: int = 20,
+                    more: str | None = None) -> GpuSummary:
     """Per-node GPU means from DCGM: utilisation %, SM clock MHz, temperature C, power W, framebuffer MiB,
-    last Xid, clock-event reason bits; lowest utilisation first; limit 1–100."""
-    return ctx.deps.call("get_gpu_metrics", read.get_gpu_metrics, node=node, limit=limit)
+    last Xid, clock-event reason bits; lowest utilisation first; limit 1–100; paged: pass `next` as `more`."""
+    return ctx.deps.call("get_gpu_metrics", read.get_gpu_metrics, node=node, limit=limit, more=more)
 
 
 @read_toolset.tool
@@ -104,14 +113,14 @@ def get_gpu_hours_lost(ctx: RunContext[WardenDeps], job_ids: list[str]) -> GpuHo
 
 @read_toolset.tool
 def get_k8s_objects(ctx: RunContext[WardenDeps], kind: K8sKind, namespace: str | None = None, node: str | None = None,
-                    only_problems: bool = True, limit: int = 20) -> K8sObjectsSummary:
+                    only_problems: bool = True, limit: int = 20, more: str | None = None) -> K8sObjectsSummary:
     """Kubernetes nodes, pods or events (kind: node | pod | event) by namespace or node. Nodes give Ready
     status, cordon, taints and nvidia.com/gpu capacity (found) vs allocatable (healthy) vs requested; pods
     give phase, node, owner, restarts, GPUs requested and problems (unschedulable, CrashLoopBackOff,
     ImagePullBackOff, OOMKilled); events give type, reason, message, count, age in seconds. only_problems
-    keeps what is wrong (Warning events only); limit 1–100."""
+    keeps what is wrong (Warning events only); limit 1–100; paged: pass `next` as `more`."""
     return ctx.deps.call("get_k8s_objects", read.get_k8s_objects, kind=kind, namespace=namespace, node=node,
-                         only_problems=only_problems, limit=limit)
+                         only_problems=only_problems, limit=limit, more=more)
 
 
 TOOL_NAMES = tuple(read_toolset.tools)

@@ -2,8 +2,8 @@
 
 ``squeue -a`` (default columns ``%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R``), ``sinfo`` (default
 columns, one row per partition and state), ``sinfo -R`` (``%20E %9u %19H %N``), ``scontrol show
-node`` / ``scontrol show job`` (key=value records) and ``sacct -a -p`` with Warden's live
-``--format`` (job, .batch, .extern and .0 step rows). Shapes: the Slurm man pages and the
+node`` / ``scontrol show job`` (key=value records) and ``sacct -a -X -p`` with Warden's live
+``--format`` (one row per job allocation, as Warden's live plan asks for). Shapes: the Slurm man pages and the
 recorded incidents under evals/incidents/.
 """
 
@@ -156,34 +156,23 @@ def scontrol_jobs(cl: Cluster) -> Iterator[str]:
             yield _job_record(cl, j) + "\n"
 
 
-def _sacct_rows(cl: Cluster, j: Job) -> list[str]:
+def _sacct_row(cl: Cluster, j: Job) -> str | None:
     if j.state == "PENDING":
-        return []
+        return None
     end = ts(j.end) if j.end else "Unknown"
     elapsed = duration(int(((j.end or cl.captured_at) - j.start).total_seconds())) if j.start else "00:00:00"
     gpus = j.gpus_per_node * j.num_nodes
     tres = f"billing={28 * gpus},cpu={28 * gpus},gres/gpu={gpus},mem={200 * gpus}G,node={j.num_nodes}"
-    nodes = cl.hostlist(j.nodes)
     state = "CANCELLED by 20417" if j.state == "CANCELLED" else j.state
-    step_state = "COMPLETED" if j.state == "COMPLETED" else ("RUNNING" if j.state == "RUNNING" else state)
-    first = cl.nodes[j.nodes[0]].name if j.nodes else ""
-    s, e = ts(j.start), end
-    return [
-        f"{j.job_id}|{j.name}|{j.user}|{j.account}|{j.partition}|{state}|{j.exit_code}|{ts(j.submit)}|{s}|{e}|"
-        f"{elapsed}|{duration(j.time_limit_s)}|{j.num_nodes}|{tres}|{nodes}|{j.work_dir}|",
-        f"{j.job_id}.batch|batch||{j.account}||{step_state}|{j.exit_code}|{s}|{s}|{e}|{elapsed}||1|"
-        f"cpu=224,gres/gpu={j.gpus_per_node},mem=1600G,node=1|{first}||",
-        f"{j.job_id}.extern|extern||{j.account}||{'RUNNING' if j.state == 'RUNNING' else 'COMPLETED'}|0:0|{s}|{s}|"
-        f"{e}|{elapsed}||{j.num_nodes}|{tres}|{nodes}||",
-        f"{j.job_id}.0|torchrun||{j.account}||{step_state}|{j.exit_code}|{s}|{s}|{e}|{elapsed}||{j.num_nodes}|"
-        f"cpu={28 * gpus},gres/gpu={gpus},mem={200 * gpus}G,node={j.num_nodes}|{nodes}||",
-    ]
+    return (f"{j.job_id}|{j.name}|{j.user}|{j.account}|{j.partition}|{state}|{j.exit_code}|{ts(j.submit)}|"
+            f"{ts(j.start)}|{end}|{elapsed}|{duration(j.time_limit_s)}|{j.num_nodes}|{tres}|{cl.hostlist(j.nodes)}|"
+            f"{j.work_dir}|")
 
 
 def sacct_text(cl: Cluster) -> Iterator[str]:
-    """``sacct -a -p -S <6 h ago> --format=...``: every job that ran in the window, with its steps."""
+    """``sacct -a -X -p -S <6 h ago> --format=...``: every job that ran in the window."""
     yield SACCT_FIELDS.replace(",", "|") + "|\n"
     for j in cl.jobs:
-        rows = _sacct_rows(cl, j)
-        if rows:
-            yield "\n".join(rows) + "\n"
+        row = _sacct_row(cl, j)
+        if row:
+            yield row + "\n"

@@ -2,7 +2,10 @@
 
 Two phases. ``slurm_requests`` is the scheduler's view, fetched first::
 
-    scontrol show job | scontrol show node | squeue -a | sinfo | sinfo -R | sacct -a -p (window) | sdiag
+    scontrol show job | scontrol show node | squeue -a | sinfo | sinfo -R | sacct -a -X -p (window) | sdiag
+
+(``sacct -X``: one row per job allocation, which is all the checks read; a large cluster's steps
+would triple the output for nothing.)
 
 ``followup_requests`` then looks at what that view says and fetches evidence only for what
 matters: the nodes that are not idle and healthy plus the nodes of running and failed jobs (at most
@@ -23,18 +26,14 @@ import httpx
 from tools.checks.base import same_run_jobs
 from tools.facts import Facts
 from tools.live.model import LivePlanInput
+from tools.parsers.gpu.dcgm_prometheus_text import DCGM_CHECKED_FIELDS
 from tools.models.slurm import SlurmJob, SlurmNode
 from tools.sources.base import FetchRequest
 
 __all__ = ["DCGM_FIELDS", "SACCT_FORMAT", "slurm_requests", "nodes_that_matter", "jobs_that_matter",
            "followup_requests", "safe_name"]
 
-DCGM_FIELDS: tuple[str, ...] = (
-    "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_POWER_USAGE",
-    "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
-    "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-    "DCGM_FI_PROF_SM_ACTIVE",
-)
+DCGM_FIELDS: tuple[str, ...] = DCGM_CHECKED_FIELDS
 """The DCGM fields Warden's checks read (tools/checks), queried at the capture instant."""
 
 SACCT_FORMAT = ("JobID,JobName,User,Account,Partition,State,ExitCode,Submit,Start,End,Elapsed,Timelimit,NNodes,"
@@ -64,7 +63,7 @@ def slurm_requests(cfg: LivePlanInput, now: datetime | None = None) -> list[Fetc
         FetchRequest(format="squeue-text", argv=["squeue", "-a"], path="slurm/squeue.txt", timeout_s=t),
         FetchRequest(format="sinfo-text", argv=["sinfo"], path="slurm/sinfo.txt", timeout_s=t),
         FetchRequest(format="sinfo-reasons-text", argv=["sinfo", "-R"], path="slurm/sinfo_R.txt", timeout_s=t),
-        FetchRequest(format="sacct-text", argv=["sacct", "-a", "-p", "-S", start, f"--format={SACCT_FORMAT}"],
+        FetchRequest(format="sacct-text", argv=["sacct", "-a", "-X", "-p", "-S", start, f"--format={SACCT_FORMAT}"],
                      path="slurm/sacct.txt", timeout_s=t),
         FetchRequest(format="sdiag-text", argv=["sdiag"], path="slurm/sdiag.txt", timeout_s=t),
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -51,16 +52,24 @@ PARSERS: dict[str, tuple[str, str]] = {
 
 
 def _parser(path: str, format_id: str) -> Callable[..., list[Any]]:
+    if format_id not in PARSERS:
+        raise UnknownFormatError(path, format_id)
+    found = _load(*PARSERS[format_id])
+    if found is None:
+        raise UnknownFormatError(path, format_id)
+    return found[0]
+
+
+@lru_cache(maxsize=None)
+def _load(module: str, func: str) -> tuple[Callable[..., list[Any]], frozenset[str]] | None:
+    """A parser function and the keyword arguments it accepts (looked up once per function)."""
     try:
-        module, func = PARSERS[format_id]
-    except KeyError:
-        raise UnknownFormatError(path, format_id) from None
-    try:
-        return getattr(importlib.import_module(module), func)
+        fn = getattr(importlib.import_module(module), func)
     except ModuleNotFoundError as e:
         if e.name != module:  # a parser's own broken import is a bug, not an unknown format
             raise
-        raise UnknownFormatError(path, format_id) from None
+        return None
+    return fn, frozenset(inspect.signature(fn).parameters)
 
 
 def parse_artifact(artifact: RawArtifact) -> list[BaseModel]:
@@ -86,5 +95,5 @@ def parse_artifact(artifact: RawArtifact) -> list[BaseModel]:
         context["job"] = artifact.job
     if artifact.columns is not None:
         context["columns"] = artifact.columns
-    accepted = inspect.signature(fn).parameters
+    accepted = _load(*PARSERS[artifact.format])[1]  # type: ignore[index]
     return fn(text, path=artifact.path, **{k: v for k, v in context.items() if k in accepted})

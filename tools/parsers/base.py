@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+import orjson
+
 from tools.errors import ParseError
 
-__all__ = ["decode_text", "ParseError"]
+__all__ = ["decode_text", "ParseError", "json_loads"]
+
+
+def json_loads(text: str) -> Any:
+    """Parse JSON with orjson (several times faster than the standard library on the large
+    squeue/sacct/Kubernetes documents of big clusters); on any error the standard library parses
+    it again, so what is accepted beyond orjson's range (integers past 64 bits) and the errors
+    raised (``json.JSONDecodeError`` with line and column, ``ValueError``, ``RecursionError``)
+    are exactly the standard library's."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def decode_text(data: bytes, *, path: str, allow_empty: bool = False) -> str:

@@ -8,6 +8,7 @@ from statistics import mean
 from pydantic import BaseModel
 
 from tools.read.context import ReadContext
+from tools.read.paging import page
 
 __all__ = ["NodeGpuBrief", "GpuSummary", "get_gpu_metrics"]
 
@@ -40,19 +41,23 @@ class GpuSummary(BaseModel):
     nodes_total: int
     nodes: list[NodeGpuBrief]
     truncated: bool
+    next: str | None = None
+    """Cursor of the next page (pass it back as ``more``); None when this is the last."""
 
 
-def get_gpu_metrics(ctx: ReadContext, *, node: str | None = None, limit: int = 20) -> GpuSummary:
+def get_gpu_metrics(ctx: ReadContext, *, node: str | None = None, limit: int = 20,
+                    more: str | None = None) -> GpuSummary:
     """GPU metrics per node from dcgm-exporter / Prometheus samples (or nvidia-smi when that is what
     was recorded): utilisation %, SM clock MHz, temperature C, power W, framebuffer MiB, last Xid,
-    clock-event reason bits. ``limit`` is 1–100."""
+    clock-event reason bits. ``limit`` is 1–100; a page stops short of 10,000 characters (``next``
+    is then the cursor to pass as ``more``)."""
     limit = max(1, min(limit, 100))
     vals: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     gpus: dict[str, set[str]] = defaultdict(set)
     extra: dict[str, dict[str, int]] = defaultdict(dict)
     for s in ctx.facts.gpu_samples:
-        if not s.node or (node and s.node != node):
-            continue
+        if not s.node or (node and s.node != node) or not s.name.startswith("DCGM_FI_"):
+            continue  # aggregates and rules (PromQL results without a DCGM name) are no GPU
         gpus[s.node].add(s.gpu or "?")
         if s.name in _FIELDS:
             vals[s.node][_FIELDS[s.name]].append(s.value)
@@ -72,4 +77,5 @@ def get_gpu_metrics(ctx: ReadContext, *, node: str | None = None, limit: int = 2
     briefs = [NodeGpuBrief(node=n, gpus=len(gpus[n]), **{k: round(mean(v), 1) for k, v in vals[n].items()},
                            **extra.get(n, {})) for n in gpus]
     briefs.sort(key=lambda b: (b.util_pct if b.util_pct is not None else 999.0, b.node))
-    return GpuSummary(nodes_total=len(briefs), nodes=briefs[:limit], truncated=len(briefs) > limit)
+    shown, nxt = page(briefs, limit=limit, more=more)
+    return GpuSummary(nodes_total=len(briefs), nodes=shown, truncated=nxt is not None, next=nxt)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from tools.models.k8s import K8sEvent, K8sNode, K8sPod
 from tools.read.context import ReadContext
+from tools.read.paging import page, top_counts
 
 __all__ = ["K8sKind", "K8sNodeBrief", "K8sPodBrief", "K8sEventBrief", "K8sObjectsSummary", "get_k8s_objects"]
 
@@ -82,6 +83,8 @@ class K8sObjectsSummary(BaseModel):
     pods: list[K8sPodBrief] = Field(default_factory=list)
     events: list[K8sEventBrief] = Field(default_factory=list)
     truncated: bool = False
+    next: str | None = None
+    """Cursor of the next page (pass it back as ``more``); None when this is the last."""
 
 
 def _node_brief(n: K8sNode, requested: int) -> K8sNodeBrief:
@@ -132,13 +135,14 @@ def _event_brief(e: K8sEvent, ctx: ReadContext) -> K8sEventBrief:
 
 
 def get_k8s_objects(ctx: ReadContext, *, kind: K8sKind, namespace: str | None = None, node: str | None = None,
-                    only_problems: bool = True, limit: int = 20) -> K8sObjectsSummary:
+                    only_problems: bool = True, limit: int = 20, more: str | None = None) -> K8sObjectsSummary:
     """Kubernetes nodes, pods or events (``kind``: node | pod | event), filtered by namespace
     (pods, events) and node (nodes: that node; pods: bound to it; events: about it or from its
     kubelet). ``only_problems`` keeps NotReady/cordoned/GPU-short nodes, pods with a problem
     (unschedulable, CrashLoopBackOff, ImagePullBackOff, OOMKilled, ...) and Warning events.
     Nodes report nvidia.com/gpu capacity (GPUs found), allocatable (healthy) and requested by pods.
-    Problem objects first; at most ``limit`` (1–100) items; event messages clipped to 200 chars."""
+    Problem objects first; at most ``limit`` (1–100) items, a page stopping short of 10,000
+    characters (``next`` is then the cursor to pass as ``more``); event messages clipped to 200 chars."""
     limit = max(1, min(limit, 100))
     kind = str(kind).lower().rstrip("s")  # type: ignore[assignment]  # "Pods" -> "pod"
     if kind not in ("node", "pod", "event"):
@@ -151,23 +155,25 @@ def get_k8s_objects(ctx: ReadContext, *, kind: K8sKind, namespace: str | None = 
             if p.node and p.phase in ("Pending", "Running", "Unknown", None):
                 used[p.node] += p.gpu_request
         briefs = [_node_brief(n, used[n.name]) for n in facts.k8s_nodes if not node or n.name == node]
-        summary.total, summary.counts = len(facts.k8s_nodes), dict(Counter(n.ready_status or "?" for n in facts.k8s_nodes))
+        summary.total, summary.counts = len(facts.k8s_nodes), top_counts(n.ready_status or "?" for n in facts.k8s_nodes)
         briefs = [b for b in briefs if b.problems or not only_problems]
         briefs.sort(key=lambda b: (not b.problems, b.name))
-        summary.matched, summary.nodes = len(briefs), briefs[:limit]
+        summary.matched = len(briefs)
+        summary.nodes, summary.next = page(briefs, limit=limit, more=more)
     elif kind == "pod":
         pods = [p for p in facts.k8s_pods if (not namespace or p.namespace == namespace) and (not node or p.node == node)]
-        summary.total, summary.counts = len(facts.k8s_pods), dict(Counter(p.phase or "?" for p in facts.k8s_pods))
+        summary.total, summary.counts = len(facts.k8s_pods), top_counts(p.phase or "?" for p in facts.k8s_pods)
         pbriefs = [_pod_brief(p) for p in pods]
         pbriefs = [b for b in pbriefs if b.problems or not only_problems]
         pbriefs.sort(key=lambda b: (not b.problems, -b.restarts, b.pod))
-        summary.matched, summary.pods = len(pbriefs), pbriefs[:limit]
+        summary.matched = len(pbriefs)
+        summary.pods, summary.next = page(pbriefs, limit=limit, more=more)
     else:
         evs = [e for e in facts.k8s_events
                if (not namespace or (e.object_namespace or e.namespace) == namespace)
                and (not node or (e.object_kind == "Node" and e.object_name == node) or e.source_host == node)
                and (e.type == "Warning" or not only_problems)]
-        summary.total, summary.counts = len(facts.k8s_events), dict(Counter(e.type or "?" for e in facts.k8s_events))
+        summary.total, summary.counts = len(facts.k8s_events), top_counts(e.type or "?" for e in facts.k8s_events)
         seen: set[tuple] = set()
         ebriefs = []
         for e in evs:  # the same event recorded as API JSON and as a kubectl table counts once
@@ -176,6 +182,7 @@ def get_k8s_objects(ctx: ReadContext, *, kind: K8sKind, namespace: str | None = 
                 seen.add(key)
                 ebriefs.append(_event_brief(e, ctx))
         ebriefs.sort(key=lambda b: (b.type != "Warning", b.age_s if b.age_s is not None else 1e12))
-        summary.matched, summary.events = len(ebriefs), ebriefs[:limit]
-    summary.truncated = summary.matched > limit
+        summary.matched = len(ebriefs)
+        summary.events, summary.next = page(ebriefs, limit=limit, more=more)
+    summary.truncated = summary.next is not None
     return summary

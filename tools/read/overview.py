@@ -7,6 +7,7 @@ from collections import Counter
 from pydantic import BaseModel
 
 from tools.read.context import ReadContext
+from tools.read.paging import top_counts
 
 __all__ = ["ClusterOverview", "get_cluster_overview"]
 
@@ -32,6 +33,6 @@ def get_cluster_overview(ctx: ReadContext) -> ClusterOverview:
     return ClusterOverview(
         captured_at=f.captured_at.isoformat(), cluster=f.cluster,
         artifacts_by_format=dict(Counter(a.format for a in f.artifacts)),
-        nodes=len(f.nodes), nodes_by_state=dict(Counter("+".join([n.state or "UNKNOWN", *n.flags]) for n in f.nodes)),
-        jobs_by_state=dict(Counter(j.state or "UNKNOWN" for j in f.jobs)),
+        nodes=len(f.nodes), nodes_by_state=top_counts("+".join([n.state or "UNKNOWN", *n.flags]) for n in f.nodes),
+        jobs_by_state=top_counts(j.state or "UNKNOWN" for j in f.jobs),
         kernel_events=len(f.kernel_events), job_log_events=len(f.job_log_events), gpu_series=len(f.gpu_samples))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import datetime
 
 from pydantic import BaseModel, Field
 
 from tools.read.context import ReadContext
+from tools.read.paging import page, top_counts
 
 __all__ = [
     "JobBrief", "JobsSummary", "PendingJobsSummary", "NodeBrief", "NodesSummary", "AcctBrief", "AcctSummary",
@@ -39,6 +39,8 @@ class JobsSummary(BaseModel):
     by_state: dict[str, int]
     jobs: list[JobBrief]
     truncated: bool
+    next: str | None = None
+    """Cursor of the next page (pass it back as ``more``); None when this is the last."""
 
 
 def _since(now: datetime, t: datetime | None) -> int | None:
@@ -48,24 +50,26 @@ def _since(now: datetime, t: datetime | None) -> int | None:
 def _brief(ctx: ReadContext, j) -> JobBrief:
     now = ctx.facts.captured_at
     return JobBrief(job_id=j.job_id, name=(j.name or "")[:80] or None, user=j.user, partition=j.partition,
-                    state=j.state, reason=j.reason, nodes=j.nodes[:16], num_gpus=j.num_gpus, elapsed_s=j.elapsed_s,
+                    state=j.state, reason=(j.reason or "")[:200] or None, nodes=j.nodes[:16], num_gpus=j.num_gpus, elapsed_s=j.elapsed_s,
                     time_limit_s=j.time_limit_s,
                     pending_s=_since(now, j.submit_time) if j.state == "PENDING" else None)
 
 
 def get_jobs(ctx: ReadContext, *, job_id: str | None = None, user: str | None = None, state: str | None = None,
-             node: str | None = None, limit: int = 20) -> JobsSummary:
+             node: str | None = None, limit: int = 20, more: str | None = None) -> JobsSummary:
     """Jobs in the queue (squeue / scontrol show job), filtered by job id, user, state or node.
 
     Returns counts by state over all matches and at most ``limit`` (1–100) jobs; node lists are
-    cut at 16 entries and names at 80 characters.
+    cut at 16 entries and names at 80 characters; a page stops short of 10,000 characters
+    (``next`` is then the cursor to pass as ``more``).
     """
     limit = max(1, min(limit, 100))
     jobs = [j for j in ctx.facts.jobs
             if (job_id is None or j.job_id == job_id) and (user is None or j.user == user)
             and (state is None or (j.state or "") == state.upper()) and (node is None or node in j.nodes)]
-    return JobsSummary(total=len(jobs), by_state=dict(Counter(j.state or "UNKNOWN" for j in jobs)),
-                       jobs=[_brief(ctx, j) for j in jobs[:limit]], truncated=len(jobs) > limit)
+    shown, nxt = page(jobs, limit=limit, more=more, brief=lambda j: _brief(ctx, j))
+    return JobsSummary(total=len(jobs), by_state=top_counts(j.state or "UNKNOWN" for j in jobs),
+                       jobs=shown, truncated=nxt is not None, next=nxt)
 
 
 class PendingJobsSummary(BaseModel):
@@ -74,15 +78,20 @@ class PendingJobsSummary(BaseModel):
     total: int
     by_reason: dict[str, int]
     longest: list[JobBrief]
+    next: str | None = None
+    """Cursor of the next page (pass it back as ``more``); None when this is the last."""
 
 
-def get_pending_jobs(ctx: ReadContext, *, partition: str | None = None, limit: int = 20) -> PendingJobsSummary:
-    """Pending jobs (squeue reason column), counts per reason and the ``limit`` (1–100) longest waiting."""
+def get_pending_jobs(ctx: ReadContext, *, partition: str | None = None, limit: int = 20,
+                     more: str | None = None) -> PendingJobsSummary:
+    """Pending jobs (squeue reason column), counts per reason (the 20 most) and the ``limit``
+    (1–100) longest waiting; a page stops short of 10,000 characters (``next`` -> ``more``)."""
     limit = max(1, min(limit, 100))
     pend = [j for j in ctx.facts.jobs if j.state == "PENDING" and (partition is None or j.partition == partition)]
     pend.sort(key=lambda j: j.submit_time or ctx.facts.captured_at)
-    return PendingJobsSummary(total=len(pend), by_reason=dict(Counter(j.reason or "None" for j in pend)),
-                              longest=[_brief(ctx, j) for j in pend[:limit]])
+    shown, nxt = page(pend, limit=limit, more=more, brief=lambda j: _brief(ctx, j))
+    return PendingJobsSummary(total=len(pend), by_reason=top_counts(j.reason or "None" for j in pend),
+                              longest=shown, next=nxt)
 
 
 class NodeBrief(BaseModel):
@@ -103,11 +112,15 @@ class NodesSummary(BaseModel):
     by_state: dict[str, int]
     nodes: list[NodeBrief]
     truncated: bool
+    next: str | None = None
+    """Cursor of the next page (pass it back as ``more``); None when this is the last."""
 
 
-def get_nodes(ctx: ReadContext, *, node: str | None = None, unhealthy_only: bool = True, limit: int = 20) -> NodesSummary:
+def get_nodes(ctx: ReadContext, *, node: str | None = None, unhealthy_only: bool = True, limit: int = 20,
+              more: str | None = None) -> NodesSummary:
     """Nodes (sinfo / scontrol show node / sinfo -R). By default only unhealthy ones are listed
-    (DOWN, DRAIN, NOT_RESPONDING, FAIL); counts cover all. ``limit`` is 1–100."""
+    (DOWN, DRAIN, NOT_RESPONDING, FAIL); counts cover all. ``limit`` is 1–100; a page stops short
+    of 10,000 characters (``next`` -> ``more``)."""
     limit = max(1, min(limit, 100))
     reasons = {n: r.reason for r in ctx.facts.node_reasons for n in r.nodes}
     def state(n) -> str:
@@ -115,12 +128,11 @@ def get_nodes(ctx: ReadContext, *, node: str | None = None, unhealthy_only: bool
     nodes = [n for n in ctx.facts.nodes if node is None or n.name == node]
     bad = [n for n in nodes if n.drained or n.not_responding or (n.state or "") in ("DOWN", "FAIL", "UNKNOWN")]
     shown = nodes if (node or not unhealthy_only) else bad
-    return NodesSummary(
-        total=len(nodes), by_state=dict(Counter(state(n) for n in nodes)),
-        nodes=[NodeBrief(name=n.name, state=state(n), reason=n.reason or reasons.get(n.name),
-                         partitions=n.partitions, gpus_total=n.gpus_total, gpus_used=n.gpus_used)
-               for n in shown[:limit]],
-        truncated=len(shown) > limit)
+    briefs, nxt = page(shown, limit=limit, more=more, brief=lambda n: NodeBrief(
+        name=n.name, state=state(n), reason=(n.reason or reasons.get(n.name) or "")[:200] or None,
+        partitions=n.partitions[:8], gpus_total=n.gpus_total, gpus_used=n.gpus_used))
+    return NodesSummary(total=len(nodes), by_state=top_counts(state(n) for n in nodes), nodes=briefs,
+                        truncated=nxt is not None, next=nxt)
 
 
 class AcctBrief(BaseModel):
@@ -142,15 +154,19 @@ class AcctSummary(BaseModel):
     by_state: dict[str, int]
     rows: list[AcctBrief]
     truncated: bool
+    next: str | None = None
+    """Cursor of the next page (pass it back as ``more``); None when this is the last."""
 
 
 def get_accounting(ctx: ReadContext, *, job_id: str | None = None, state: str | None = None,
-                   limit: int = 20) -> AcctSummary:
-    """Job rows (not steps) from sacct, filtered by job id or state (e.g. FAILED, TIMEOUT); ``limit`` 1–100."""
+                   limit: int = 20, more: str | None = None) -> AcctSummary:
+    """Job rows (not steps) from sacct, filtered by job id or state (e.g. FAILED, TIMEOUT); ``limit``
+    1–100; a page stops short of 10,000 characters (``next`` -> ``more``)."""
     limit = max(1, min(limit, 100))
     rows = [r for r in ctx.facts.acct if not r.is_step and (job_id is None or r.job_id == job_id)
             and (state is None or (r.state or "").startswith(state.upper()))]
-    return AcctSummary(total=len(rows), by_state=dict(Counter((r.state or "UNKNOWN").split()[0] for r in rows)),
-                       rows=[AcctBrief(job_id=r.job_id, name=(r.name or "")[:80] or None, user=r.user, state=r.state,
-                                       exit_code=r.exit_code, elapsed_s=r.elapsed_s, nodes=r.nodes[:16])
-                             for r in rows[:limit]], truncated=len(rows) > limit)
+    shown, nxt = page(rows, limit=limit, more=more, brief=lambda r: AcctBrief(
+        job_id=r.job_id, name=(r.name or "")[:80] or None, user=r.user, state=r.state, exit_code=r.exit_code,
+        elapsed_s=r.elapsed_s, nodes=r.nodes[:16]))
+    return AcctSummary(total=len(rows), by_state=top_counts((r.state or "UNKNOWN").split()[0] for r in rows),
+                       rows=shown, truncated=nxt is not None, next=nxt)

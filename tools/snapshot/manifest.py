@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,7 @@ def load_manifest(snapshot_dir: Path) -> Manifest:
     if not mpath.is_file():
         raise SnapshotError(f"{mpath}: no manifest.yaml in snapshot directory")
     try:
-        raw = yaml.safe_load(mpath.read_bytes().decode("utf-8"))
+        raw = _load_text(mpath.read_bytes().decode("utf-8"))
     except UnicodeDecodeError as e:
         raise SnapshotError(f"{mpath}: not UTF-8 ({e.reason} at byte {e.start})") from None
     except yaml.YAMLError as e:
@@ -85,18 +86,60 @@ def load_manifest(snapshot_dir: Path) -> Manifest:
         manifest = Manifest.model_validate(raw)
     except ValidationError as e:
         raise SnapshotError(f"{mpath}: {_first_error(e)}") from None
+    _check_files(snapshot_dir, manifest, mpath)
+    return manifest
+
+
+def _load_text(text: str) -> Any:
+    """YAML through libyaml when PyYAML has it; a manifest written as JSON (which is YAML, as large
+    generated snapshots write it) through the JSON parser, tens of times faster on 20,000 entries.
+
+    Raises:
+        yaml.YAMLError: neither JSON nor valid YAML.
+    """
+    if text.lstrip().startswith("{"):
+        from tools.parsers.base import json_loads
+
+        try:
+            return json_loads(text)
+        except ValueError:
+            pass  # YAML flow style that is not JSON
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def _files(root: Path) -> dict[str, os.DirEntry[str]]:
+    """Every entry under ``root`` that is not a directory, by path relative to it (one scandir per directory)."""
+    out: dict[str, os.DirEntry[str]] = {}
+    stack = [("", str(root))]
+    while stack:
+        prefix, directory = stack.pop()
+        with os.scandir(directory) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append((prefix + e.name + "/", e.path))
+                else:
+                    out[prefix + e.name] = e
+    return out
+
+
+def _check_files(snapshot_dir: Path, manifest: Manifest, mpath: Path) -> None:
+    """Every listed file exists inside the snapshot, and every file there is listed."""
     root = snapshot_dir.resolve()
+    present = _files(root)
     listed: set[str] = set()
     for entry in manifest.files:
-        p = (snapshot_dir / entry.path).resolve()
+        rel = os.path.normpath(entry.path)
+        e = present.get(rel)
+        if e is not None and not os.path.isabs(rel) and not rel.startswith("..") and not e.is_symlink():
+            listed.add(rel)  # a plain file inside the snapshot
+            continue
+        p = (snapshot_dir / entry.path).resolve()  # symlinks and odd paths: the careful way
         if root not in p.parents:
             raise SnapshotError(f"{mpath}: file {entry.path!r} is outside the snapshot")
         if not p.is_file():
             raise SnapshotError(f"{mpath}: listed file {entry.path!r} is absent")
         listed.add(str(p.relative_to(root)))
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and p.name != MANIFEST_NAME and not p.name.startswith("."):
-            rel = str(p.relative_to(root))
-            if rel not in listed:
-                raise SnapshotError(f"{mpath}: file {rel!r} is in the snapshot but not listed")
-    return manifest
+    for rel in sorted(present):
+        e = present[rel]
+        if e.name != MANIFEST_NAME and not e.name.startswith(".") and e.is_file() and rel not in listed:
+            raise SnapshotError(f"{mpath}: file {rel!r} is in the snapshot but not listed")

@@ -10,32 +10,36 @@ Metric names are DCGM field names; units are DCGM's (MHz, %, C, W, MiB; PROF fie
 0..1). Recent dcgm-exporter versions add ``container``/``namespace``/``pod`` (Kubernetes) or
 HPC-job labels. Real shapes: NVIDIA/dcgm-exporter README and etc/default-counters.csv (see
 tests/fixtures/dcgm-prometheus-text/SOURCES.md).
+
+A page holds some 27 families; by default only ``DCGM_CHECKED_FIELDS``, the ones Warden's checks
+and read tools use, are read (tools/parsers/gpu/exposition_fast.py finds them without reading the
+other families' lines); ``families=None`` reads every family through prometheus_client.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from tools.errors import ParseError
 from tools.models.gpu import MetricSample
+from tools.parsers.gpu.exposition_fast import DCGM_BLANK_MIN, instance_host, wanted_samples
 
-__all__ = ["parse_dcgm_prometheus_text", "samples_from_exposition", "instance_host", "DCGM_BLANK_MIN"]
+__all__ = ["parse_dcgm_prometheus_text", "samples_from_exposition", "instance_host", "DCGM_BLANK_MIN",
+           "DCGM_CHECKED_FIELDS"]
 
 _NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 
-DCGM_BLANK_MIN = 9223372036854775792.0
-"""DCGM reports "no value / not supported" as int64 sentinels at or above 0x7ffffffffffffff0."""
-
-
-def instance_host(instance: str | None) -> str | None:
-    """Host part of a Prometheus ``instance`` label (``gpu017:9400`` -> ``gpu017``)."""
-    if not instance:
-        return None
-    if instance.startswith("["):  # [ipv6]:port
-        return instance[1:].split("]", 1)[0] or None
-    return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
+DCGM_CHECKED_FIELDS: tuple[str, ...] = (
+    "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+    "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
+    "DCGM_FI_PROF_SM_ACTIVE",
+)
+"""The DCGM fields Warden's checks (tools/checks) and read tools (tools/read/gpu.py) read; a test
+holds this list to the names those modules use."""
 
 
 def _bad_line(text: str) -> tuple[int | None, str]:
@@ -89,21 +93,32 @@ def samples_from_exposition(text: str, *, path: str, node: str | None) -> list[M
     return result
 
 
-def parse_dcgm_prometheus_text(text: str, *, path: str, node: str | None = None) -> list[MetricSample]:
+def parse_dcgm_prometheus_text(text: str, *, path: str, node: str | None = None,
+                               families: Collection[str] | None = DCGM_CHECKED_FIELDS) -> list[MetricSample]:
     """Parse dcgm-exporter ``/metrics`` text (format dcgm-prometheus-text).
 
     Args:
         text: the exposition text.
         path: snapshot-relative path, for errors.
         node: the manifest's node, used when a sample has no ``Hostname`` label.
+        families: the metric names to read (as printed); None reads every family.
 
-    Returns one MetricSample per sample line, in file order; ``node`` is the ``Hostname`` label,
-    else the ``node`` argument, else the host of an ``instance`` label; ``gpu`` is the GPU index
-    label; ``timestamp_s`` is set only when the line carries a timestamp (s). DCGM "blank"
-    sentinel values (not supported / no data) are dropped.
+    Returns one MetricSample per sample line of those families, in file order; ``node`` is the
+    ``Hostname`` label, else the ``node`` argument, else the host of an ``instance`` label; ``gpu``
+    is the GPU index label; ``timestamp_s`` is set only when the line carries a timestamp (s).
+    DCGM "blank" sentinel values (not supported / no data) are dropped. Samples of one GPU share
+    one ``labels`` dict (read-only).
 
     Raises:
-        ParseError: naming path and line when a line is not valid exposition text (including a
-            file cut off mid-line).
+        ParseError: naming path and line when a line that is read is not valid exposition text,
+            when the file is cut off mid-line, or when no wanted family is found and the text is
+            not valid exposition text at all. With ``families`` set, a malformed line of another
+            family in the middle of the page is not read and so not reported.
     """
-    return samples_from_exposition(text, path=path, node=node)
+    if families is None:
+        return samples_from_exposition(text, path=path, node=node)
+    wanted = frozenset(families)
+    found = wanted_samples(text, path=path, node=node, wanted=wanted)
+    if not found:  # nothing recognised: read it all, so that garbage raises (and odd layouts still parse)
+        found = [s for s in samples_from_exposition(text, path=path, node=node) if s.name in wanted]
+    return found

@@ -22,6 +22,7 @@ from typing import Any
 from tools.errors import ParseError
 from tools.models.gpu import MetricSample
 from tools.parsers.gpu.dcgm_prometheus_text import instance_host
+from tools.parsers.base import json_loads
 
 __all__ = ["parse_prometheus_query_json"]
 
@@ -65,7 +66,7 @@ def parse_prometheus_query_json(text: str, *, path: str, node: str | None = None
             result has an unknown shape.
     """
     try:
-        doc = json.loads(text)
+        doc = json_loads(text)
     except json.JSONDecodeError as e:
         raise ParseError(path, e.lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
     if not isinstance(doc, dict):

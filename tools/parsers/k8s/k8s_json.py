@@ -24,6 +24,7 @@ from kubernetes.utils import parse_quantity
 
 from tools.errors import ParseError
 from tools.models.k8s import GPU_RESOURCE, K8sCondition, K8sContainerStatus, K8sEvent, K8sNode, K8sPod, K8sTaint
+from tools.parsers.base import json_loads
 
 __all__ = ["parse_k8s_json"]
 
@@ -289,7 +290,7 @@ def parse_k8s_json(text: str, *, path: str) -> list[K8sObject]:
     if not _depth_ok(text):
         raise ParseError(path, None, f"JSON nested deeper than {_MAX_DEPTH} levels")
     try:
-        doc = json.loads(text)
+        doc = json_loads(text)
     except json.JSONDecodeError as e:
         raise ParseError(path, e.lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
     except RecursionError:

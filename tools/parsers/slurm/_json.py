@@ -17,6 +17,7 @@ from typing import Any
 
 from tools.errors import ParseError
 from tools.parsers.slurm._values import unwrap_number
+from tools.parsers.base import json_loads
 
 __all__ = ["load_slurm_json", "data_parser_version", "exit_code_str", "as_int", "as_str"]
 
@@ -29,7 +30,7 @@ def load_slurm_json(text: str, *, path: str, key: str | tuple[str, ...]) -> tupl
             or one without the list (naming Slurm's own ``errors`` when it printed some).
     """
     try:
-        doc = json.loads(text)
+        doc = json_loads(text)
     except json.JSONDecodeError as e:
         raise ParseError(path, e.lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
     except (ValueError, RecursionError) as e:  # over-long integers, absurd nesting

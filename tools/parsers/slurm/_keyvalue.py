@@ -19,8 +19,6 @@ from tools.errors import ParseError
 
 __all__ = ["Record", "read_records"]
 
-_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9_:/.()\-]*)=(.*)$", re.S)
-_COLON = re.compile(r"^([A-Za-z][A-Za-z0-9_/]*):(\S*)$")
 
 
 @dataclass
@@ -36,6 +34,9 @@ class Record:
 def read_records(text: str, *, path: str, first_key: str, rest_of_line: frozenset[str]) -> list[Record]:
     """Split scontrol output into records keyed by ``first_key`` (``JobId`` or ``NodeName``).
 
+    One pass over the lines, a ``str.split`` per line; each distinct key's spelling is checked
+    once (scontrol prints the same few dozen keys in every record).
+
     Raises:
         ParseError: text outside a record, a record that does not start with ``first_key=``,
             or a line that is not key=value.
@@ -45,14 +46,14 @@ def read_records(text: str, *, path: str, first_key: str, rest_of_line: frozense
     open_key: str | None = None
     """A free-text key that ended the previous line: scontrol prints a job name holding a newline
     verbatim, so the next unindented line continues it."""
+    start = first_key + "="
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+        if not line or line.isspace():
             open_key = None
             continue  # blank lines separate records, but 23.x also prints one inside a node record
         # A record starts after a blank line; a "JobId=" right after an open free-text value is
         # still that value (a job named "x\nJobId=1 ..." must not forge a record).
-        starts = line.startswith(first_key + "=") and (current is None or open_key is None)
-        if starts:
+        if line.startswith(start) and (current is None or open_key is None):
             current = Record(number)
             records.append(current)
         elif current is None:
@@ -62,38 +63,46 @@ def read_records(text: str, *, path: str, first_key: str, rest_of_line: frozense
                 raise ParseError(path, number, f"unindented line inside a {first_key} record")
             current.values[open_key] += "\n" + line.rstrip()
             continue
-        _read_line(line, number, current, path=path, rest_of_line=rest_of_line)
-        open_key = _rest_key_of(line, rest_of_line)
+        open_key = _read_line(line, number, current, path=path, rest_of_line=rest_of_line)
     if not records:
         raise ParseError(path, None, f"no {first_key}= records")
     return records
 
 
-def _rest_key_of(line: str, rest_of_line: frozenset[str]) -> str | None:
-    """The free-text key whose value runs to the end of ``line``, if any."""
-    for match in re.finditer(r"\S+", line):
-        kv = _KEY.match(match.group())
-        if kv and kv.group(1) in rest_of_line:
-            return kv.group(1)
+_KEY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_:/.()\-]*")
+_COUNTER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_/]*")
+_good_keys: set[str] = set()
+
+
+def _key_ok(key: str) -> bool:
+    if key in _good_keys:
+        return True
+    if _KEY_NAME.fullmatch(key):
+        if len(_good_keys) < 4096:
+            _good_keys.add(key)
+        return True
+    return False
+
+
+def _read_line(line: str, number: int, record: Record, *, path: str, rest_of_line: frozenset[str]) -> str | None:
+    """Read one line's key=value words into ``record``; return the free-text key that ends the
+    line (its value runs to the line's end), if any."""
+    pos = 0
+    for word in line.split():
+        pos = line.find(word, pos)
+        key, eq, value = word.partition("=")
+        if eq and _key_ok(key):
+            if key in rest_of_line:
+                _set(record, key, line[pos + len(key) + 1:].rstrip(), number)
+                return key
+            _set(record, key, value, number)
+        else:
+            key, colon, value = word.partition(":")
+            if not (colon and not eq and _COUNTER_NAME.fullmatch(key) and not any(c.isspace() for c in value)):
+                raise ParseError(path, number, f"expected key=value, got {word[:40]!r}")
+            _set(record, key, value, number)  # scontrol prints a few counters as Key:value (NtasksPerTRES:0)
+        pos += len(word)
     return None
-
-
-def _read_line(line: str, number: int, record: Record, *, path: str, rest_of_line: frozenset[str]) -> None:
-    for match in re.finditer(r"\S+", line):
-        word = match.group()
-        kv = _KEY.match(word)
-        if kv and kv.group(1) in rest_of_line:
-            value = line[match.start() + len(kv.group(1)) + 1 :].rstrip()
-            _set(record, kv.group(1), value, number)
-            return
-        if kv:
-            _set(record, kv.group(1), kv.group(2), number)
-            continue
-        colon = _COLON.match(word)
-        if colon:  # scontrol prints a few counters as Key:value (NtasksPerTRES:0)
-            _set(record, colon.group(1), colon.group(2), number)
-            continue
-        raise ParseError(path, number, f"expected key=value, got {word[:40]!r}")
 
 
 def _set(record: Record, key: str, value: str, number: int) -> None:

@@ -7,13 +7,16 @@ strings (``gpu:a100:4(S:0-1)``) and state words with flags (``MIXED+DRAIN``, ``d
 unset/infinite; 23.02+ (data_parser v0.0.39+) wraps them as ``{"set", "infinite", "number"}``.
 
 Every helper raises ``ValueError`` on malformed input; parsers turn that into ``ParseError``
-with the file and line.
+with the file and line. A large cluster prints the same few thousand timestamps, hostlists and
+TRES strings hundreds of thousands of times (every job row and its steps), so the conversions of
+text are cached by the text (results are immutable, or copied out).
 """
 
 from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from functools import lru_cache
 
 import hostlist
 
@@ -100,6 +103,16 @@ def parse_timestamp(text: str | None) -> datetime | None:
     value = clean(text)
     if value is None:
         return None
+    return _timestamp(value)
+
+
+@lru_cache(maxsize=1 << 16)
+def _timestamp(value: str) -> datetime:
+    if len(value) == 19 and value[10] == "T" and value[4] == "-" and value.isascii() and value[:4].isdigit():
+        try:  # the one shape Slurm prints; fromisoformat reads it as strptime would, in C
+            return datetime.fromisoformat(value).replace(tzinfo=timezone.utc)
+        except ValueError:
+            pass
     try:
         parsed = datetime.strptime(value, "%Y-%m-%dT%H:%M:%S")
     except ValueError:
@@ -123,6 +136,11 @@ def parse_duration_s(text: str | None) -> int | None:
     value = clean(text)
     if value is None or value in _NO_LIMIT:
         return None
+    return _duration(value)
+
+
+@lru_cache(maxsize=1 << 16)
+def _duration(value: str) -> int:
     match = _DURATION.match(value)
     if not match:
         raise ValueError(f"bad duration {value!r}")
@@ -148,8 +166,15 @@ def expand_nodes(text: str | None) -> list[str]:
     value = clean(text)
     if value is None:
         return []
+    return list(_hostlist(value))
+
+
+@lru_cache(maxsize=1 << 15)
+def _hostlist(value: str) -> tuple[str, ...]:
+    if "[" not in value and "]" not in value and "," not in value:
+        return (value,)  # one host: nothing to expand
     try:
-        return list(hostlist.expand_hostlist(value))
+        return tuple(hostlist.expand_hostlist(value))
     except hostlist.BadHostlist as e:
         raise ValueError(f"bad hostlist {value!r}: {e}") from None
 
@@ -174,6 +199,7 @@ def parse_tres(text: str | None) -> dict[str, str]:
     return out
 
 
+@lru_cache(maxsize=1 << 14)
 def tres_gpus(text: str | None) -> int | None:
     """GPU count from a TRES string: ``gres/gpu=8``, else the sum of typed ``gres/gpu:a100=4``.
 
@@ -192,6 +218,7 @@ def tres_gpus(text: str | None) -> int | None:
 _GRES_ITEM = re.compile(r"^(?:gres[:/])?gpu(?::([^:(]+))?(?::(\d+))?(?:\(.*\))?$")
 
 
+@lru_cache(maxsize=1 << 14)
 def gres_gpus(text: str | None) -> int | None:
     """GPU count from a GRES string.
 

@@ -1,0 +1,223 @@
+"""Reading Prometheus exposition text fast, for the families a caller names (used by dcgm-prometheus-text).
+
+A dcgm-exporter page holds some 27 families x 8 GPUs; Warden's checks read about a dozen of them,
+and a 10,000-node cluster has 10,000 pages. So the text is not split into lines: it is cut at its
+comment lines (``# HELP`` / ``# TYPE``, found with ``str.find``) into blocks of sample lines, and a
+block whose first and last lines are of a family no one asked for is skipped whole (the
+exposition format keeps each family's samples together, so such a block holds only that family).
+Only the lines of the wanted families are read, each with a few ``str`` operations; each GPU's
+label set is read once per page (every family repeats it) and shared by that GPU's samples.
+
+Any line this fast path does not take as plain ``name{label="value",...} value [timestamp]``
+(escaped quotes, odd spacing, a bad value) goes to prometheus_client's parser, line by line, so
+what is accepted and what raises is what prometheus_client decides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from tools.errors import ParseError
+from tools.models.gpu import MetricSample
+
+__all__ = ["wanted_samples", "line_samples", "bad_line_error", "sample", "instance_host", "DCGM_BLANK_MIN"]
+
+DCGM_BLANK_MIN = 9223372036854775792.0
+"""DCGM reports "no value / not supported" as int64 sentinels at or above 0x7ffffffffffffff0."""
+
+_LABELS = re.compile(r'[A-Za-z_][A-Za-z0-9_]*="[^"\\\n]*"(?:,[A-Za-z_][A-Za-z0-9_]*="[^"\\\n]*")*,?')
+_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+_PAIR = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="([^"\\\n]*)"')
+_FIELDS = frozenset(MetricSample.model_fields)
+_BLOCKS: dict[str, re.Pattern[str]] = {}
+_new = object.__new__
+_set = object.__setattr__
+
+
+def sample(name: str, labels: dict[str, str], value: float, ts: float | None, node: str | None,
+           gpu: str | None) -> MetricSample:
+    """A MetricSample from values already typed by the parser (no validation, no copy of ``labels``,
+    which the samples of one GPU share; nothing may mutate it)."""
+    m = _new(MetricSample)
+    _set(m, "__dict__", {"name": name, "labels": labels, "value": value, "timestamp_s": ts, "node": node, "gpu": gpu})
+    _set(m, "__pydantic_fields_set__", _FIELDS)
+    _set(m, "__pydantic_extra__", None)
+    _set(m, "__pydantic_private__", None)
+    return m
+
+
+def instance_host(instance: str | None) -> str | None:
+    """Host part of a Prometheus ``instance`` label (``gpu017:9400`` -> ``gpu017``)."""
+    if not instance:
+        return None
+    if instance.startswith("["):  # [ipv6]:port
+        return instance[1:].split("]", 1)[0] or None
+    return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
+
+
+def _host(labels: dict[str, str], node: str | None) -> str | None:
+    return labels.get("Hostname") or node or instance_host(labels.get("instance"))
+
+
+def bad_line_error(text: str, offset: int, *, path: str) -> ParseError:
+    """The ParseError for the malformed line starting at ``offset`` (its number and content)."""
+    end = text.find("\n", offset)
+    content = text[offset:] if end < 0 else text[offset:end]
+    return ParseError(path, text.count("\n", 0, offset) + 1, f"invalid exposition line: {content[:120]!r}")
+
+
+def line_samples(line: str, *, text: str, offset: int, path: str, node: str | None) -> list[MetricSample]:
+    """One sample line through prometheus_client (the slow, strict path).
+
+    Raises:
+        ParseError: naming the line when prometheus_client rejects it.
+    """
+    out: list[MetricSample] = []
+    try:
+        for family in text_string_to_metric_families(line + "\n"):
+            for s in family.samples:
+                value = float(s.value)
+                if value >= DCGM_BLANK_MIN:
+                    continue
+                labels = dict(s.labels)
+                out.append(MetricSample(name=s.name, labels=labels, value=value,
+                                        timestamp_s=float(s.timestamp) if s.timestamp is not None else None,
+                                        node=_host(labels, node), gpu=labels.get("gpu")))
+    except ValueError:
+        raise bad_line_error(text, offset, path=path) from None
+    return out
+
+
+class _Reader:
+    """State of one page: label sets seen, samples found."""
+
+    def __init__(self, text: str, path: str, node: str | None, wanted: Collection[str]) -> None:
+        self.text, self.path, self.node, self.wanted = text, path, node, wanted
+        self.labels: dict[str, tuple[dict[str, str], str | None, str | None]] = {}
+        self.out: list[MetricSample] = []
+
+    def line(self, line: str, offset: int) -> None:
+        brace = line.find("{")
+        if brace > 0:
+            name = line[:brace]
+            if name not in self.wanted:
+                if not _NAME.fullmatch(name):
+                    self._strict(line, offset)
+                return  # another family's line inside a block (no comment between them)
+            close = line.rfind("}")
+            if close < brace:
+                self._strict(line, offset)
+                return
+            label_text, rest = line[brace + 1:close], line[close + 1:]
+        else:
+            name, _, tail = line.partition(" ")
+            if name not in self.wanted:
+                if name.strip() and not _NAME.fullmatch(name):
+                    self._strict(line, offset)
+                return
+            label_text, rest = "", " " + tail
+        known = self.labels.get(label_text)
+        if known is None:
+            if label_text and not _LABELS.fullmatch(label_text):
+                self._strict(line, offset)
+                return
+            labels = dict(_PAIR.findall(label_text))
+            known = self.labels[label_text] = (labels, _host(labels, self.node), labels.get("gpu"))
+        parts = rest.split(" ")
+        try:
+            if parts[0] or len(parts) not in (2, 3):
+                raise ValueError("spacing")
+            value = float(parts[1])
+            ts = float(int(parts[2])) / 1000 if len(parts) == 3 else None
+        except ValueError:
+            self._strict(line, offset)
+            return
+        if not value >= DCGM_BLANK_MIN:  # NaN is kept, as prometheus_client keeps it
+            self.out.append(sample(name, known[0], value, ts, known[1], known[2]))
+
+    def _strict(self, line: str, offset: int) -> None:
+        for s in line_samples(line, text=self.text, offset=offset, path=self.path, node=self.node):
+            if s.name in self.wanted:
+                self.out.append(s)
+
+    def block(self, start: int, end: int) -> None:
+        """Sample lines ``text[start:end]`` (no comment lines inside)."""
+        text = self.text
+        first_end = text.find("\n", start, end)
+        first = _name(text[start:end if first_end < 0 else first_end])
+        last_start = text.rfind("\n", start, end - 1) + 1
+        same = last_start <= start or _name(text[last_start:end].rstrip("\n")) == first
+        if same and first not in self.wanted:
+            return  # one family, not wanted: its lines are not read
+        if same and self._whole(first, start, end):
+            return
+        offset = start
+        for line in text[start:end].split("\n"):
+            if line:
+                self.line(line, offset)
+            offset += len(line) + 1
+
+    def _whole(self, name: str, start: int, end: int) -> bool:
+        """Read a block of ``name`` lines of the plain shape with one regex call; False (nothing
+        read) when any line is not of that shape, for the line-by-line path to handle."""
+        chunk = self.text[start:end]
+        rx = _BLOCKS.get(name)
+        if rx is None:
+            rx = _BLOCKS[name] = re.compile(r"^%s\{([^{}\n]*)\} ([^ \n]+)$" % re.escape(name), re.M)
+        found = rx.findall(chunk)
+        if len(found) != chunk.count("\n") + (not chunk.endswith("\n")):
+            return False
+        labels_seen, out = self.labels, []
+        try:
+            for label_text, value_text in found:
+                known = labels_seen.get(label_text)
+                if known is None:
+                    if label_text and not _LABELS.fullmatch(label_text):
+                        return False
+                    labels = dict(_PAIR.findall(label_text))
+                    known = labels_seen[label_text] = (labels, _host(labels, self.node), labels.get("gpu"))
+                value = float(value_text)
+                if not value >= DCGM_BLANK_MIN:
+                    out.append(sample(name, known[0], value, None, known[1], known[2]))
+        except ValueError:
+            return False
+        self.out += out
+        return True
+
+
+def _name(line: str) -> str:
+    cut = len(line)
+    for ch in "{ ":
+        i = line.find(ch)
+        if 0 <= i < cut:
+            cut = i
+    return line[:cut]
+
+
+def wanted_samples(text: str, *, path: str, node: str | None, wanted: Collection[str]) -> list[MetricSample]:
+    """Samples of the families in ``wanted`` (names as printed), in page order.
+
+    The last line is always read in full (a page cut short raises), and a page in which no
+    wanted sample was found is read in full by prometheus_client (so garbage raises).
+
+    Raises:
+        ParseError: naming path and line of a malformed line that is read.
+    """
+    r = _Reader(text, path, node, wanted)
+    pos, n = 0, len(text)
+    while pos < n:
+        if text.startswith("#", pos) or text.startswith("\n", pos):
+            nl = text.find("\n", pos)
+            pos = n if nl < 0 else nl + 1
+            continue
+        end = text.find("\n#", pos)
+        end = n if end < 0 else end + 1
+        r.block(pos, end)
+        pos = end
+    last = text.rstrip("\n").rfind("\n") + 1
+    if not text.endswith("\n") and not text.startswith("#", last) and _name(text[last:]) not in wanted:
+        line_samples(text[last:], text=text, offset=last, path=path, node=node)  # a page cut mid-line
+    return r.out
