@@ -16,6 +16,7 @@ one for the sandbox. Example::
 
     [prometheus]
     url = "http://prometheus:9090"
+    exporter_url = "http://{node}:9400/metrics"   # optional: scrape the nodes Warden looks at
 
     [kernel_logs]               # per node
     kind = "command"            # "command": run over SSH on the node; "file": a path with {node}
@@ -38,6 +39,8 @@ one for the sandbox. Example::
     max_nodes = 32
     max_job_logs = 16
     sacct_window_h = 6
+    parallel = 8                # fetches in flight at once
+    timeout_s = 30              # per fetch
 
     [[checks]]                  # site overrides of check arguments, or enabled = false
     check = "job_timeout_without_checkpoint"
@@ -77,11 +80,13 @@ __all__ = ["PrometheusConfig", "KubernetesConfig", "LiveConfig", "default_config
 
 
 class PrometheusConfig(BaseModel):
-    """Prometheus' HTTP API base URL (instant and range queries)."""
+    """Prometheus' HTTP API base URL (instant and range queries), and optionally each node's
+    dcgm-exporter page (``exporter_url = "http://{node}:9400/metrics"``) for the nodes Warden looks at."""
 
     model_config = ConfigDict(extra="forbid")
 
     url: str | None = None
+    exporter_url: str | None = None
 
 
 class KubernetesConfig(BaseModel):
@@ -123,7 +128,8 @@ class LiveConfig(BaseModel):
             raise ConfigError("warden.toml: [slurm] via = \"ssh\" needs host")
         key = str(Path(s.key_file).expanduser()) if s.key_file else None
         return LivePlanInput(cluster=self.cluster, slurm=s.model_copy(update={"key_file": key}),
-                             prometheus_url=self.prometheus.url, kernel_logs=self.kernel_logs,
+                             prometheus_url=self.prometheus.url, exporter_url=self.prometheus.exporter_url,
+                             kernel_logs=self.kernel_logs,
                              job_logs=self.job_logs, lustre=self.lustre, checkpoints=self.checkpoints,
                              bounds=self.bounds, checks=self.checks)
 

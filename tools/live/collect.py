@@ -5,18 +5,26 @@ through an HTTPSource, kernel-log commands over SSH on the node itself when conf
 that fails is not fatal: a failed Slurm command is kept as the error text it printed (the
 controller being unreachable is evidence), other failures are reported to ``on_error`` and skipped,
 so one dead node's log does not hide the rest of the cluster.
+
+Each phase's fetches run in parallel in a bounded pool (``bounds.parallel``); each has its own
+timeout (``bounds.timeout_s``, enforced by the source, and here too: a fetch that has not answered
+well after it is reported as failed and not waited for). Fetches through one SSH connection take
+turns. Results keep the plan's order, so the facts are built the same way whatever finished first.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime, timezone
 
 from tools.errors import CommandError, HTTPSourceError, SourceError
 from tools.facts import build_facts
 from tools.live.model import LivePlanInput
 from tools.parsers.slurm.client_error import SLURM_FORMATS, client_error
-from tools.live.plan import display, followup_requests, slurm_requests
+from tools.live.plan import display, first_requests, followup_requests
 from tools.read.context import ProgressFn, ReadContext
 from tools.sources.base import FetchRequest, RawArtifact, Source
 from tools.sources.http import HTTPSource
@@ -51,6 +59,8 @@ class LiveCollector:
         self.captured_at = datetime.now(timezone.utc)
         self.failures: list[tuple[FetchRequest, str]] = []
         self._node_ssh: dict[str, SSHSource] = {}
+        self._turns: dict[int, threading.Lock] = {}
+        self._failures_lock = threading.Lock()
 
     def _source_for(self, req: FetchRequest) -> Source:
         if req.url:
@@ -82,17 +92,56 @@ class LiveCollector:
             return None
         return art.model_copy(update={"path": req.path or art.path})
 
-    def _failed(self, req: FetchRequest, e: Exception) -> None:
-        self.failures.append((req, str(e)))
+    def _failed(self, req: FetchRequest, e: Exception | str) -> None:
+        with self._failures_lock:
+            self.failures.append((req, str(e)))
         if self.on_error:
-            self.on_error(req, e)
+            self.on_error(req, e if isinstance(e, Exception) else SourceError(str(e)))
+
+    def _turn(self, source: Source) -> threading.Lock | None:
+        """One lock per SSH connection or other stateful client (a Fabric connection runs one command
+        at a time); None for sources safe to use from several threads (local processes, HTTP)."""
+        if getattr(source, "name", "") in ("local", "http", "snapshot"):
+            return None
+        return self._turns.setdefault(id(source), threading.Lock())
+
+    def _fetch_turn(self, req: FetchRequest, source: Source, turn: threading.Lock | None) -> RawArtifact | None:
+        if turn is None:
+            return self._fetch(req, source)
+        with turn:
+            return self._fetch(req, source)
+
+    def _phase(self, reqs: list[tuple[FetchRequest, Source]]) -> list[RawArtifact]:
+        """Fetch ``reqs`` in the bounded pool; the artifacts in request order."""
+        if not reqs:
+            return []
+        pool = ThreadPoolExecutor(max_workers=min(self.cfg.bounds.parallel, len(reqs)), thread_name_prefix="warden-fetch")
+        try:
+            futures: list[Future[RawArtifact | None]] = [
+                pool.submit(self._fetch_turn, r, s, self._turn(s)) for r, s in reqs]
+            out: list[RawArtifact] = []
+            for (req, _), fut in zip(reqs, futures):
+                # Queued fetches wait their turn; the source enforces each fetch's own timeout, this
+                # only bounds the wait for one that hangs past it.
+                wait = req.timeout_s * (1 + len(reqs) / self.cfg.bounds.parallel) + 5
+                try:
+                    art = fut.result(timeout=wait)
+                except FutureTimeout:
+                    self._failed(req, f"{display(req)}: no answer after {wait:.0f} s")
+                    continue
+                if art is not None:
+                    out.append(art)
+            return out
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def collect(self) -> list[RawArtifact]:
-        """Fetch phase one (Slurm), parse it, then phase two (evidence for what matters)."""
-        first = [a for a in (self._fetch(r, self.slurm) for r in slurm_requests(self.cfg, self.captured_at)) if a]
+        """Fetch phase one (Slurm and the fleet-wide GPU queries), parse it, then phase two
+        (evidence for the nodes and jobs that matter), each phase in parallel."""
+        first = self._phase([(r, self.http if r.url else self.slurm) for r in first_requests(self.cfg, self.captured_at)])
         view = build_facts(first, captured_at=self.captured_at, cluster=self.cfg.cluster)
-        second = [a for a in (self._fetch(r, self._source_for(r))
-                              for r in followup_requests(self.cfg, view, self.captured_at)) if a]
+        reqs = followup_requests(self.cfg, view, self.captured_at)
+        second = self._phase([(r, self._source_for(r)) for r in reqs])  # sources made here, not in threads
         return first + second
 
     def close(self) -> None:

@@ -93,6 +93,9 @@ class LiveBounds(_Strict):
     range_window_min: int = Field(default=15, ge=1)
     range_step_s: int = Field(default=60, ge=1)
     timeout_s: float = Field(default=30.0, gt=0)
+    """Per fetch: a command is killed, an HTTP request abandoned, after this many seconds."""
+    parallel: int = Field(default=8, ge=1, le=64)
+    """Fetches in flight at once (a bounded pool; commands through one SSH connection go one at a time)."""
 
 
 class LivePlanInput(_Strict):
@@ -101,6 +104,9 @@ class LivePlanInput(_Strict):
     cluster: str = "cluster"
     slurm: SlurmAccess = Field(default_factory=SlurmAccess)
     prometheus_url: str | None = None
+    exporter_url: str | None = None
+    """A node's dcgm-exporter page with ``{node}`` (``http://{node}:9400/metrics``): when set, the nodes
+    the first pass names are scraped there; otherwise their series are asked of Prometheus."""
     kernel_logs: KernelLogAccess = Field(default_factory=KernelLogAccess)
     job_logs: JobLogAccess = Field(default_factory=JobLogAccess)
     lustre: list[LustreItem] = Field(default_factory=list)

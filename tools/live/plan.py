@@ -1,6 +1,8 @@
 """Which artifacts a live snapshot fetches, bounded so it stays small on a large cluster.
 
-Two phases. ``slurm_requests`` is the scheduler's view, fetched first::
+Two phases. ``first_requests`` is the scheduler's view and the fleet-wide GPU view (the PromQL
+anomaly queries of tools/live/promql.py), one call per command or query whatever the cluster's
+size. ``slurm_requests`` is the scheduler's part::
 
     scontrol show job | scontrol show node | squeue -a | sinfo | sinfo -R | sacct -a -X -p (window) | sdiag
 
@@ -8,10 +10,12 @@ Two phases. ``slurm_requests`` is the scheduler's view, fetched first::
 would triple the output for nothing.)
 
 ``followup_requests`` then looks at what that view says and fetches evidence only for what
-matters: the nodes that are not idle and healthy plus the nodes of running and failed jobs (at most
-``bounds.max_nodes``) get their kernel logs and one Prometheus instant query for the DCGM fields the
-checks read, plus a range query of utilisation; running and recently failed jobs (at most
-``bounds.max_job_logs``) get the tail of their StdOut/StdErr; Lustre outputs are fetched as
+matters: the nodes the GPU first pass names (Xid, memory errors, held-down clocks, heat, utilisation
+outliers and their job's peers), then nodes that are not idle and healthy, then the nodes of failed
+and running jobs (at most ``bounds.max_nodes``) get their kernel logs and their full DCGM series
+(each node's exporter page when ``exporter_url`` is set, else one Prometheus instant query for the
+fields the checks read, plus a range query of utilisation); running and recently failed jobs (at
+most ``bounds.max_job_logs``) get the tail of their StdOut/StdErr; Lustre outputs are fetched as
 configured. Every request carries the snapshot-relative ``path`` it is recorded under.
 """
 
@@ -26,12 +30,13 @@ import httpx
 from tools.checks.base import same_run_jobs
 from tools.facts import Facts
 from tools.live.model import LivePlanInput
+from tools.live.promql import anomalous_nodes, first_pass_requests, safe_host
 from tools.parsers.gpu.dcgm_prometheus_text import DCGM_CHECKED_FIELDS
 from tools.models.slurm import SlurmJob, SlurmNode
 from tools.sources.base import FetchRequest
 
-__all__ = ["DCGM_FIELDS", "SACCT_FORMAT", "slurm_requests", "nodes_that_matter", "jobs_that_matter",
-           "followup_requests", "safe_name"]
+__all__ = ["DCGM_FIELDS", "SACCT_FORMAT", "slurm_requests", "first_requests", "nodes_that_matter",
+           "jobs_that_matter", "followup_requests", "safe_name"]
 
 DCGM_FIELDS: tuple[str, ...] = DCGM_CHECKED_FIELDS
 """The DCGM fields Warden's checks read (tools/checks), queried at the capture instant."""
@@ -69,6 +74,12 @@ def slurm_requests(cfg: LivePlanInput, now: datetime | None = None) -> list[Fetc
     ]
 
 
+def first_requests(cfg: LivePlanInput, now: datetime | None = None) -> list[FetchRequest]:
+    """Phase one: the scheduler's view and the fleet-wide GPU first pass."""
+    now = now or datetime.now(timezone.utc)
+    return [*slurm_requests(cfg, now), *first_pass_requests(cfg, now)]
+
+
 def _unhealthy(n: SlurmNode) -> bool:
     return (n.state or "") not in _BUSY_OK or bool(set(n.flags) - {"RESERVED"})
 
@@ -83,23 +94,40 @@ def jobs_that_matter(facts: Facts, limit: int) -> list[SlurmJob]:
     running = sorted((j for j in facts.jobs if j.state in ("RUNNING", "COMPLETING")), key=newest, reverse=True)
     failed = sorted((j for j in facts.jobs if (j.state or "") in _FAILED), key=newest, reverse=True)
     # Earlier jobs of a failed job's run (same user, and name or working directory): their logs say
-    # which checkpoints were saved, which is what a resubmission resumes from.
-    run_ids = {r for j in failed for r in same_run_jobs(facts, j.job_id)}
+    # which checkpoints were saved, which is what a resubmission resumes from. Only for the failed
+    # jobs that can make the list.
+    run_ids = {r for j in failed[:limit] for r in same_run_jobs(facts, j.job_id)}
     earlier = sorted((j for j in facts.jobs if j.job_id in run_ids and j not in failed and j not in running),
                      key=newest, reverse=True)
     return (failed + running + earlier)[:limit] if limit else []
 
 
 def nodes_that_matter(facts: Facts, limit: int) -> list[str]:
-    """Nodes not idle-and-healthy first (down, drained, not responding …), then the nodes of failed and
-    running jobs; at most ``limit``, in that order."""
-    out: list[str] = [n.name for n in facts.nodes if _unhealthy(n)]
-    for j in jobs_that_matter(facts, len(facts.jobs)):
-        out += j.nodes
-    return list(dict.fromkeys(out))[:limit]
+    """The nodes the GPU first pass names (tools.live.promql.anomalous_nodes), then nodes not
+    idle-and-healthy (down, drained, not responding …), then the nodes of failed and running jobs,
+    newest first; at most ``limit``, in that order. Linear in nodes and jobs."""
+    out: list[str] = anomalous_nodes(facts)
+    out += [n.name for n in facts.nodes if _unhealthy(n)]
+
+    def newest(j: SlurmJob) -> float:
+        when = j.end_time or j.start_time or j.submit_time
+        return when.timestamp() if when else 0.0
+
+    failed = sorted((j for j in facts.jobs if (j.state or "") in _FAILED), key=newest, reverse=True)
+    running = sorted((j for j in facts.jobs if j.state in ("RUNNING", "COMPLETING")), key=newest, reverse=True)
+    seen = dict.fromkeys(out)
+    for j in failed + running:
+        if len(seen) >= limit:  # enough: the rest cannot make the list
+            break
+        seen.update(dict.fromkeys(j.nodes))
+    return list(seen)[:limit]
 
 
 def _prom(cfg: LivePlanInput, nodes: list[str], now: datetime) -> list[FetchRequest]:
+    nodes = [n for n in nodes if safe_host(n)]  # node names go into a PromQL regex or a URL
+    if cfg.exporter_url and nodes:
+        return [FetchRequest(format="dcgm-prometheus-text", url=cfg.exporter_url.replace("{node}", n), node=n,
+                             path=f"gpu/{safe_name(n)}.prom", timeout_s=cfg.bounds.timeout_s) for n in nodes]
     if not cfg.prometheus_url or not nodes:
         return []
     base = cfg.prometheus_url.rstrip("/")

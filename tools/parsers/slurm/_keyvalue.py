@@ -87,21 +87,28 @@ def _key_ok(key: str) -> bool:
 def _read_line(line: str, number: int, record: Record, *, path: str, rest_of_line: frozenset[str]) -> str | None:
     """Read one line's key=value words into ``record``; return the free-text key that ends the
     line (its value runs to the line's end), if any."""
-    pos = 0
+    values, lines, good = record.values, record.lines, _good_keys
+    seen = 0  # characters of the words before this one: where it can start at the earliest
     for word in line.split():
-        pos = line.find(word, pos)
         key, eq, value = word.partition("=")
-        if eq and _key_ok(key):
+        if eq and (key in good or _key_ok(key)):
             if key in rest_of_line:
-                _set(record, key, line[pos + len(key) + 1:].rstrip(), number)
+                pos = line.find(word, seen)
+                while pos > 0 and not line[pos - 1].isspace():  # inside an earlier word's value
+                    pos = line.find(word, pos + 1)
+                value = line[pos + len(key) + 1:].rstrip()
+                if key not in values:
+                    values[key], lines[key] = value, number
                 return key
-            _set(record, key, value, number)
-        else:
-            key, colon, value = word.partition(":")
-            if not (colon and not eq and _COUNTER_NAME.fullmatch(key) and not any(c.isspace() for c in value)):
-                raise ParseError(path, number, f"expected key=value, got {word[:40]!r}")
-            _set(record, key, value, number)  # scontrol prints a few counters as Key:value (NtasksPerTRES:0)
-        pos += len(word)
+            if key not in values:
+                values[key], lines[key] = value, number
+            seen += len(word)
+            continue
+        seen += len(word)
+        key, colon, value = word.partition(":")
+        if not (colon and not eq and _COUNTER_NAME.fullmatch(key)):
+            raise ParseError(path, number, f"expected key=value, got {word[:40]!r}")
+        _set(record, key, value, number)  # scontrol prints a few counters as Key:value (NtasksPerTRES:0)
     return None
 
 
