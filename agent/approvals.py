@@ -52,7 +52,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from pydantic import JsonValue
-from pydantic_ai import ModelMessagesTypeAdapter
 from sqlite_utils import Database
 from sqlite_utils.db import NotFoundError
 
@@ -366,6 +365,8 @@ class ApprovalStore:
             ValueError: ``messages_json`` is not a pydantic-ai message history.
         """
         raw = messages_json.encode() if isinstance(messages_json, str) else messages_json
+        from pydantic_ai import ModelMessagesTypeAdapter  # here: `approvals list` starts without pydantic-ai
+
         ModelMessagesTypeAdapter.validate_json(raw)  # refuse anything that could not be resumed
         state = RunState(
             run_id=run_id, messages_json=raw, pending_tool_calls=list(pending_tool_calls),

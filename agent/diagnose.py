@@ -14,6 +14,7 @@ from typing import Any
 
 import uuid
 
+import pydantic_ai
 from pydantic import BaseModel, ConfigDict
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, UsageLimitExceeded, UsageLimits
 from pydantic_ai.messages import ModelMessage
@@ -22,6 +23,7 @@ from pydantic_core import to_jsonable_python
 
 from agent.audit import AuditLog
 from agent.deps import WardenDeps
+from agent.evidence_time import stamp_evidence, stamp_findings
 from agent.exec_tool import exec_toolset
 from agent.execute import ExecutionSetup, sanitize_spec
 from agent.fleet import MAX_PLANS_PER_DIAGNOSIS
@@ -37,6 +39,8 @@ from tools.errors import WardenError
 from tools.models.findings import CULPRIT_RE, Diagnosis, DiagnosisDraft
 from tools.read.context import ProgressFn, ReadContext
 from tools.read.cost import job_cost
+
+pydantic_ai.BANNER_ENABLED = False  # Warden owns its output: never pydantic-ai's first-run banner
 
 __all__ = ["INSTRUCTIONS", "RunLimits", "RunOutcome", "build_agent", "diagnose", "diagnose_path", "run_agent",
            "DEFAULT_QUESTION"]
@@ -86,9 +90,10 @@ def _complete(draft: DiagnosisDraft, ctx: ReadContext, question: str, model: str
                if not (facts.job(j) and facts.job(j).state == "PENDING"))
     specs = [] if draft.root_cause == "healthy" else list({a.key(): a for a in draft.proposed_actions}.values())
     actions = [plan_spec(sanitize_spec(a)) for a in specs[:MAX_PLANS_PER_DIAGNOSIS]]  # a hostile model's 2,000 stop here
-    return Diagnosis(question=question, root_cause=draft.root_cause, culprits=culprits, evidence=draft.evidence,
+    return Diagnosis(question=question, root_cause=draft.root_cause, culprits=culprits,
+                     evidence=stamp_evidence(draft.evidence, facts),
                      confidence=draft.confidence, summary=draft.summary, gpu_hours_lost=round(lost, 1),
-                     proposed_actions=actions, findings=ctx.findings, model=model)
+                     proposed_actions=actions, findings=stamp_findings(ctx.findings, facts), model=model)
 
 
 class RunOutcome(BaseModel):
@@ -264,10 +269,11 @@ def _partial(ctx: ReadContext, question: str, model: str, why: str) -> Diagnosis
     findings = ctx.findings
     top = findings[0] if findings else None
     return Diagnosis(question=question, root_cause=top.root_cause if top else "healthy",
-                     culprits=top.culprits if top else [], evidence=top.evidence if top else [],
+                     culprits=top.culprits if top else [], evidence=stamp_evidence(top.evidence, ctx.facts) if top else [],
                      confidence=min(top.confidence, 0.5) if top else 0.0,
                      summary=f"Partial diagnosis: the run was stopped by a loop limit ({why}). Strongest finding: "
-                     + (top.message if top else "none"), findings=findings, stopped_by=why, model=model)
+                     + (top.message if top else "none"), findings=stamp_findings(findings, ctx.facts), stopped_by=why,
+                     model=model)
 
 
 def diagnose_path(path: Path, question: str | None = None, *, on_progress: ProgressFn | None = None,

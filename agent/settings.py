@@ -20,19 +20,23 @@ store, under ``$WARDEN_HOME``::
 from __future__ import annotations
 
 import os
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from agent.approvals import ApprovalStore
-from agent.audit import AuditLog
 from agent.autonomy import AutonomyConfig
 from agent.fleet import FleetBounds
-from agent.limits import LoopLimits
 from agent.store import warden_home
-from policies import PolicyEngine
 from tools.errors import ConfigError
+
+if TYPE_CHECKING:  # imported where used: `approvals list` and `audit verify` must start without the agent stack
+    from agent.approvals import ApprovalStore
+    from agent.audit import AuditLog
+    from agent.limits import LoopLimits
+    from policies import PolicyEngine
 
 __all__ = ["WardenSettings", "settings_path", "audit_path", "approvals_path"]
 
@@ -55,7 +59,7 @@ def approvals_path() -> Path:
 class WardenSettings(BaseModel):
     """Safety settings (see the module docstring for the file format)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     approvers: dict[str, list[str]] = Field(default_factory=dict)
     """Allowed approvers and their groups; empty means nobody can approve (fail closed)."""
@@ -63,7 +67,8 @@ class WardenSettings(BaseModel):
     """How long a pending approval stays valid, seconds."""
     policy_paths: list[Path] = Field(default_factory=list)
     policy_config: Path | None = None
-    limits: LoopLimits = Field(default_factory=LoopLimits)
+    limits_raw: dict[str, Any] | None = Field(default=None, alias="limits")
+    """The ``limits:`` mapping as written; read it as :attr:`limits` (validated on first use)."""
     asserted_identity: bool = False
     """True only where the channel authenticates who runs Warden; then ``--approver``/``--as`` are taken."""
     autonomy: AutonomyConfig = Field(default_factory=AutonomyConfig)
@@ -72,6 +77,29 @@ class WardenSettings(BaseModel):
     """Fleet bounds (drains per group and window, disruptive actions per hour, cool-downs, caps)."""
     approval_key_env: str | None = None
     """Environment variable holding the approvals' MAC secret (else ``$WARDEN_HOME/approval.key``, mode 0600)."""
+    _source: Path | None = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> Path | None:
+        """The file these settings were read from (None: no file, the defaults)."""
+        return self._source
+
+    @cached_property
+    def limits(self) -> LoopLimits:
+        """The loop limits (agent.limits.LoopLimits; ``WARDEN_LIMIT_*`` fills what the file leaves out).
+
+        Raises:
+            ConfigError: naming the file and the field when a value is invalid.
+        """
+        from agent.limits import LoopLimits  # pulls in pydantic-ai: only the commands that run the agent pay
+
+        try:
+            return LoopLimits(**(self.limits_raw or {}))
+        except ValidationError as e:
+            err = e.errors()[0]
+            field = ".".join(map(str, err["loc"]))
+            where = f"{self._source}: limits." if self._source and field in (self.limits_raw or {}) else "WARDEN_LIMIT_"
+            raise ConfigError(f"{where}{field if where.endswith('.') else field.upper()}: {err['msg']}") from None
 
     @classmethod
     def load(cls, path: Path | None = None) -> WardenSettings:
@@ -88,10 +116,12 @@ class WardenSettings(BaseModel):
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
             raise ConfigError(f"{p}: cannot read Warden settings: {' '.join(str(e).split())}") from None
         try:
-            return cls.model_validate(raw)
+            settings = cls.model_validate(raw)
         except ValidationError as e:
             err = e.errors()[0]
             raise ConfigError(f"{p}: {'.'.join(map(str, err['loc'])) or '<root>'}: {err['msg']}") from None
+        settings._source = p
+        return settings
 
     def groups_of(self, user: str) -> list[str]:
         """The configured groups of an approver ([] for anyone else)."""
@@ -99,15 +129,21 @@ class WardenSettings(BaseModel):
 
     def engine(self) -> PolicyEngine:
         """The policy engine (raises PolicyError on any invalid policy or config; never falls back)."""
+        from policies import PolicyEngine
+
         return PolicyEngine.load(self.policy_paths or None, self.policy_config)
 
     def open_audit(self) -> AuditLog:
         """The audit log under $WARDEN_HOME (created if missing)."""
+        from agent.audit import AuditLog
+
         audit_path().parent.mkdir(parents=True, exist_ok=True)
         return AuditLog(audit_path())
 
     def open_approvals(self, audit: AuditLog | None = None) -> ApprovalStore:
         """The approval store under $WARDEN_HOME, recording into ``audit``."""
+        from agent.approvals import ApprovalStore
+
         approvals_path().parent.mkdir(parents=True, exist_ok=True)
         key = None
         if self.approval_key_env:

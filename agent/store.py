@@ -17,10 +17,11 @@ from typing import Any
 
 import sqlite_utils
 from platformdirs import user_state_dir
+from pydantic import BaseModel
 
 from tools.models.findings import Diagnosis
 
-__all__ = ["warden_home", "default_db_path", "RunStore"]
+__all__ = ["warden_home", "default_db_path", "RunStore", "RunSummary", "list_runs", "find_run"]
 
 
 def warden_home() -> Path:
@@ -89,3 +90,75 @@ class RunStore:
     def fail_run(self, run_id: str, error: str) -> None:
         """Close a run that ended in an error."""
         self.db["runs"].update(run_id, {"finished_at": _now(), "status": f"error: {error[:500]}"})
+
+
+class RunSummary(BaseModel):
+    """One row of the ``runs`` table (times are ISO-8601 UTC strings as stored)."""
+
+    id: str
+    started_at: str
+    finished_at: str | None = None
+    target: str = ""
+    question: str = ""
+    model: str = ""
+    status: str = ""
+    """``running``, ``done``, ``partial`` or ``error: <why>``."""
+    root_cause: str | None = None
+    confidence: float | None = None
+    gpu_hours_lost: float | None = None
+
+
+_SUMMARY_COLUMNS = ", ".join(RunSummary.model_fields)
+
+
+def _read_db(path: Path) -> sqlite_utils.Database | None:
+    """The run store at ``path`` opened read-only, or None when there is none yet."""
+    if not path.exists():
+        return None
+    return sqlite_utils.Database(sqlite3.connect(f"file:{path}?mode=ro", uri=True))
+
+
+def list_runs(path: Path | None = None, *, limit: int = 20) -> list[RunSummary]:
+    """The newest ``limit`` runs, newest first ([] when the store does not exist yet).
+
+    Raises:
+        sqlite3.DatabaseError: the file is not a SQLite database.
+    """
+    db = _read_db(Path(path) if path else default_db_path())
+    if db is None or "runs" not in db.table_names():
+        return []
+    try:
+        rows = db.execute(f"select {_SUMMARY_COLUMNS} from runs order by started_at desc limit ?", [limit]).fetchall()
+    finally:
+        db.conn.close()
+    return [RunSummary(**dict(zip(RunSummary.model_fields, r))) for r in rows]
+
+
+def find_run(ref: str, path: Path | None = None) -> tuple[RunSummary, Diagnosis | None]:
+    """The run whose id is ``ref`` or starts with it (``last`` = the newest), and its Diagnosis if it finished.
+
+    Raises:
+        ConfigError: no such run, or the prefix names several (both list what to try).
+    """
+    from tools.errors import ConfigError
+
+    store = Path(path) if path else default_db_path()
+    db = _read_db(store)
+    if db is None or "runs" not in db.table_names():
+        raise ConfigError(f"{store}: no runs yet (run `warden diagnose PATH` first)")
+    try:
+        if ref == "last":
+            rows = db.execute(f"select {_SUMMARY_COLUMNS}, diagnosis from runs order by started_at desc limit 1").fetchall()
+        else:
+            rows = db.execute(f"select {_SUMMARY_COLUMNS}, diagnosis from runs where id like ? escape '\\' limit 6",
+                              [ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"]).fetchall()
+    finally:
+        db.conn.close()
+    if not rows:
+        raise ConfigError(f"no run {ref!r} in {store} (see `warden runs list`)")
+    if len(rows) > 1:
+        ids = ", ".join(r[0][:16] for r in rows[:5])
+        raise ConfigError(f"run {ref!r} is ambiguous: {ids}{' ...' if len(rows) > 5 else ''}; give more characters")
+    *summary, diagnosis = rows[0]
+    run = RunSummary(**dict(zip(RunSummary.model_fields, summary)))
+    return run, (Diagnosis.model_validate_json(diagnosis) if diagnosis else None)

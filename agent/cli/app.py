@@ -1,45 +1,90 @@
-"""The `warden` command: the composition root, wiring one typer command per module."""
+"""The `warden` command: the composition root, one typer command per module, imported on first use.
+
+To add a command: write ``agent/cli/<name>.py`` with a command function (or a typer.Typer for a
+group) and add one :class:`~agent.cli.lazy.LazyCommand` line to ``COMMANDS``.
+"""
 
 from __future__ import annotations
 
+import os
+from typing import Annotated
+
 import typer
 
-from agent.cli.approvals import approvals_app
-from agent.cli.approve import approve_cmd
-from agent.cli.audit import audit_app
-from agent.cli.deny import deny_cmd
-from agent.cli.diagnose import diagnose_cmd
-from agent.cli.sandbox import sandbox_app
-from agent.cli.record import record_cmd
-from agent.cli.act import act_cmd
-from agent.cli.eval import eval_cmd
-from agent.cli.gateway import gateway_app
-from agent.cli.policy import policy_app
+from agent.cli.lazy import LazyCommand, LazyGroup
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "COMMANDS", "version"]
 
-app = typer.Typer(name="warden", help="A safe operations agent for GPU and HPC clusters.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+_FIND, _ACT, _SETUP = "Diagnose", "Act (policy, approval, audit)", "Set up and check"
+
+COMMANDS: tuple[LazyCommand, ...] = (
+    LazyCommand("diagnose", "agent.cli.diagnose:diagnose_cmd",
+                "Diagnose an incident, a snapshot or the live cluster; nothing is executed.", _FIND),
+    LazyCommand("runs", "agent.cli.runs:runs_app", "List past diagnoses and show one again.", _FIND),
+    LazyCommand("record", "agent.cli.record:record_cmd", "Save the live cluster's evidence as a snapshot.", _FIND),
+    LazyCommand("eval", "agent.cli.eval:eval_cmd", "Replay recorded incidents and score every diagnosis.", _FIND),
+    LazyCommand("act", "agent.cli.act:act_cmd",
+                "Diagnose live and carry out the fixes through policy and approval.", _ACT),
+    LazyCommand("approvals", "agent.cli.approvals:approvals_app", "List pending approvals.", _ACT),
+    LazyCommand("approve", "agent.cli.approve:approve_cmd", "Approve one pending action for its exact plan.", _ACT),
+    LazyCommand("deny", "agent.cli.deny:deny_cmd", "Deny one pending action, with a reason.", _ACT),
+    LazyCommand("policy", "agent.cli.policy:policy_app", "Explain what the Cedar policy decides for a plan.", _ACT),
+    LazyCommand("audit", "agent.cli.audit:audit_app", "Verify the tamper-evident audit log.", _ACT),
+    LazyCommand("doctor", "agent.cli.doctor:doctor_cmd",
+                "Check config, PATH, Slurm, Prometheus, gateway, stores and policies.", _SETUP),
+    LazyCommand("config", "agent.cli.config:config_app", "Show the effective config and where each value came from.",
+                _SETUP),
+    LazyCommand("gateway", "agent.cli.gateway:gateway_app", "Run the LLM gateway, mint its keys, read its usage.",
+                _SETUP),
+    LazyCommand("sandbox", "agent.cli.sandbox:sandbox_app", "A real Slurm cluster on this host, with fault injection.",
+                _SETUP),
+)
+
+
+class _WardenGroup(LazyGroup):
+    table = COMMANDS
+
+
+def version() -> str:
+    """The installed Warden version (``0.1.0``), or ``unknown`` outside an install."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("warden")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"warden {version()}")
+        raise typer.Exit()
+
+
+app = typer.Typer(name="warden", cls=_WardenGroup, no_args_is_help=True, add_completion=True,
+                  pretty_exceptions_enable=False, rich_markup_mode="rich",
+                  context_settings={"help_option_names": ["-h", "--help"]})
 
 
 @app.callback()
-def _root() -> None:
-    """Warden: diagnose stalled and slow GPU/HPC work, propose policy-checked fixes."""
+def _root(
+    _version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                           help="Print the version and exit.")] = False,
+) -> None:
+    """Warden: why GPU/HPC work is stalled or slow, with the evidence, and fixes that pass policy.
 
+    Start with `warden diagnose evals/incidents/xid79-nccl-watchdog-other-rank` (offline, built-in model), then `warden doctor` to check this host. Every command has --help with an example.
 
-app.command("diagnose")(diagnose_cmd)
-app.add_typer(sandbox_app, name="sandbox")
-app.command("record")(record_cmd)
-app.command("act")(act_cmd)
-app.add_typer(policy_app, name="policy")
-app.add_typer(approvals_app, name="approvals")
-app.command("approve")(approve_cmd)
-app.command("deny")(deny_cmd)
-app.add_typer(audit_app, name="audit")
-app.command("eval")(eval_cmd)
-app.add_typer(gateway_app, name="gateway")
+    Example: warden diagnose evals/incidents/xid79-nccl-watchdog-other-rank
+    """
 
 
 def main() -> None:
     """Console-script entry point."""
+    os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")  # also for child processes; agent.diagnose turns it off too
     app()
+
+
+if __name__ == "__main__":
+    main()

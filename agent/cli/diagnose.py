@@ -7,12 +7,11 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from agent.cli.errors import warden_errors
-from agent.cli.render import render_diagnosis
-from agent.diagnose import diagnose_path
-from agent.live.cli_support import live_diagnose_fn
-from agent.store import RunStore
+from agent.cli.render import JsonOption, Output, OutputOption, emit_diagnosis, pick_output
+from agent.render import clean_line, evidence_root
 from gateway.config import BUILTIN_MODEL
 
 __all__ = ["diagnose_cmd"]
@@ -21,32 +20,44 @@ __all__ = ["diagnose_cmd"]
 def diagnose_cmd(
     path: Annotated[Path | None, typer.Argument(help="Incident directory (incident.yaml + snapshot/) or snapshot directory; omit with --live.")] = None,
     question: Annotated[str | None, typer.Option("--question", "-q", help="What to ask; defaults to the incident's question.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the Diagnosis as JSON for scripts.")] = False,
+    output: OutputOption = None,
+    json_out: JsonOption = False,
     model: Annotated[str, typer.Option("--model", help="Gateway model alias.")] = BUILTIN_MODEL,
     db: Annotated[Path | None, typer.Option("--db", help="Run store (SQLite); default $WARDEN_HOME/warden.db.")] = None,
     live: Annotated[bool, typer.Option("--live", help="Diagnose the live cluster that warden.toml describes.")] = False,
     config: Annotated[Path | None, typer.Option("--config", help="Live config (default $WARDEN_HOME/warden.toml).")] = None,
 ) -> None:
-    """Diagnose an incident: collect the evidence, run the checks, name the root cause and propose
-    dry-run fixes. Nothing is executed.
+    """Diagnose an incident, a snapshot or the live cluster: the root cause, its evidence and dry-run fixes.
 
-    Example: warden diagnose evals/incidents/xid79-nccl-watchdog-other-rank   (or: warden diagnose --live)
+    Collects the evidence, runs the checks and asks the model (the built-in offline diagnostician
+    unless --model names another gateway alias). The first line is the verdict: root cause,
+    culprits, confidence and GPU-hours lost; then the evidence with its times and paths, then each
+    fix's commands, shell-quoted, one per line. Nothing is executed. The run is kept in the run
+    store (warden runs list).
+
+    Example: warden diagnose evals/incidents/xid79-nccl-watchdog-other-rank
     """
-    err = Console(stderr=True)
+    fmt = pick_output(output, json_out)
+    err = Console(stderr=True, highlight=False)
     with warden_errors():
+        from agent.diagnose import diagnose_path  # the agent stack: imported only by the commands that run it
+        from agent.live.cli_support import live_diagnose_fn
+        from agent.store import RunStore
+
         store = RunStore(db)
         run = live_diagnose_fn(live, path, config) if (live or path is None) else diagnose_path
-        if json_out:
-            d = run(path, question, model=model, store=store)
-            typer.echo(d.model_dump_json(indent=2))
+        root = evidence_root(path) if path is not None else None
+        path = path.absolute() if path is not None else None  # the run store keeps where it was: runs show finds it
+        if fmt is not Output.rich or not err.is_terminal:
+            emit_diagnosis(run(path, question, model=model, store=store), fmt, root=root)
             return
         with err.status("collecting evidence…") as status:
             def progress(msg: str) -> None:
-                status.update(msg)
+                status.update(Text(clean_line(msg)))  # file names from a manifest: data, never markup
 
             def on_tool(name: str, args: dict) -> None:
                 shown = ", ".join(f"{k}={v}" for k, v in args.items() if v not in (None, [], {}))
-                status.update(f"tool {name}({shown})")
+                status.update(Text(clean_line(f"tool {name}({shown})")[:200]))
 
             d = run(path, question, model=model, store=store, on_progress=progress, on_tool=on_tool)
-        render_diagnosis(d, Console())
+        emit_diagnosis(d, fmt, root=root)

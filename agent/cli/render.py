@@ -1,51 +1,61 @@
-"""Rich rendering of a Diagnosis for terminals."""
+"""The CLI's side of rendering: `--output FORMAT` and the consoles (the drawing lives in agent.render)."""
 
 from __future__ import annotations
 
-from rich.console import Console, Group
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
 
+import typer
+from rich.console import Console
+
+from agent.render import build_view, diagnosis_document, dump, print_diagnosis, to_markdown
 from tools.models.findings import Diagnosis
 
-__all__ = ["render_diagnosis"]
+__all__ = ["Output", "OutputOption", "JsonOption", "pick_output", "emit_diagnosis", "render_diagnosis", "stdout_console"]
 
 
-def render_diagnosis(d: Diagnosis, console: Console) -> None:
-    """Print the root cause, culprits, evidence, GPU-hours lost and the dry-run plans."""
-    head = Text()
-    head.append(f"{d.root_cause}", style="bold red" if d.root_cause != "healthy" else "bold green")
-    head.append(f"  confidence {d.confidence:.2f}")
-    if d.stopped_by:
-        head.append(f"  (partial: {d.stopped_by})", style="yellow")
-    body: list = [head, Text(d.summary)]
-    if d.culprits:
-        body.append(Text("Culprits: " + ", ".join(d.culprits), style="bold"))
-    body.append(Text(f"GPU-hours lost so far: {d.gpu_hours_lost:g}"))
-    console.print(Panel(Group(*body), title=f"Warden diagnosis — {d.question}", title_align="left"))
-    if d.evidence:
-        t = Table(title="Evidence", show_lines=False, expand=True)
-        t.add_column("where", no_wrap=True, style="cyan")
-        t.add_column("what")
-        for e in d.evidence:
-            where = f"{e.file}:{e.line}" if e.file and e.line else (e.file or e.metric or "")
-            t.add_row(Text(where), Text(e.text))
-        console.print(t)
-    if d.proposed_actions:
-        t = Table(title="Proposed actions (dry run — nothing was executed)", expand=True)
-        t.add_column("action", style="bold")
-        t.add_column("kind")
-        t.add_column("command(s)")
-        for a in d.proposed_actions:
-            cmds = "\n".join(" ".join(_quote(x) for x in argv) for argv in a.commands) or (a.error or "(no command)")
-            t.add_row(Text(a.description), a.reversibility, Text(cmds))
-        console.print(t)
-    elif d.root_cause == "healthy":
-        console.print("No actions proposed.")
+class Output(str, Enum):
+    """``--output``: how a command prints its result."""
+
+    rich = "rich"
+    json = "json"
+    yaml = "yaml"
+    markdown = "markdown"
 
 
-def _quote(arg: str) -> str:
-    import shlex
+OutputOption = Annotated[Output | None, typer.Option(
+    "--output", "-o", help="rich (for people; the default), json or yaml (full values, for scripts), markdown.",
+    case_sensitive=False)]
+JsonOption = Annotated[bool, typer.Option("--json", help="Same as --output json.")]
 
-    return shlex.quote(arg)
+
+def pick_output(output: Output | None, json_flag: bool) -> Output:
+    """The format asked for: ``--json`` is ``--output json``; both given must agree.
+
+    Raises:
+        typer.BadParameter: --json together with another --output.
+    """
+    if json_flag and output not in (None, Output.json):
+        raise typer.BadParameter(f"--json and --output {output.value} disagree; give one of them")
+    return Output.json if json_flag else (output or Output.rich)
+
+
+def stdout_console() -> Console:
+    """The console results go to: no highlighting of numbers or paths, never rich markup."""
+    return Console(highlight=False)
+
+
+def emit_diagnosis(d: Diagnosis, fmt: Output, *, root: Path | None = None, console: Console | None = None) -> None:
+    """Print ``d`` as ``fmt`` to stdout; ``root`` is the snapshot its evidence paths are relative to."""
+    if fmt in (Output.json, Output.yaml):
+        typer.echo(dump(diagnosis_document(d, snapshot=root), fmt.value).rstrip("\n"))
+    elif fmt is Output.markdown:
+        typer.echo(to_markdown(build_view(d, root=root)), nl=False)
+    else:
+        print_diagnosis(build_view(d, root=root), console or stdout_console())
+
+
+def render_diagnosis(d: Diagnosis, console: Console, *, root: Path | None = None) -> None:
+    """Draw ``d`` on ``console`` for people (see agent.render.terminal)."""
+    print_diagnosis(build_view(d, root=root), console)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from pydantic import BaseModel, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from tools.models.ids import ActionType, RootCause
 from tools.models.unreadable import Unreadable
@@ -26,6 +28,9 @@ class Evidence(BaseModel):
     metric: str | None = None
     value: float | None = None
     unit: str | None = None
+    at: SkipJsonSchema[datetime | None] = None
+    """When it was logged (UTC), set by Warden from the parsed line (never taken from a model: not in
+    the schema a model fills in); None when the line carries no timestamp."""
 
 
 class ActionSpec(BaseModel):
