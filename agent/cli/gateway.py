@@ -1,25 +1,32 @@
-"""`warden gateway serve|usage`: run the LLM gateway for other clients, and read its ledger."""
+"""`warden gateway serve|usage|keys`: run the LLM gateway for other clients, read its ledger, mint its keys."""
 
 from __future__ import annotations
 
-import json
+import errno
+import socket
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from agent.cli.errors import warden_errors
+from agent.cli.gateway_keys import keys_app
+from agent.cli.render import JsonOption, Output, OutputOption, pick_output, stdout_console
+from agent.cli.tables import Column, print_table
+from agent.render import SCHEMA_VERSION, dump
 from agent.store import warden_home
-from gateway.config import default_config, load_config
-from gateway.errors import ConfigError as GatewayConfigError
-from gateway.serve import serve
-from gateway.usage import summarize_usage
+from tools.errors import ConfigError
 
-__all__ = ["gateway_app", "default_gateway_db"]
+__all__ = ["gateway_app", "default_gateway_db", "bind_socket"]
 
-gateway_app = typer.Typer(help="Warden's OpenAI-compatible LLM gateway.", no_args_is_help=True)
+gateway_app = typer.Typer(help="Warden's OpenAI-compatible LLM gateway: serve it, mint its keys, read its usage.",
+                          no_args_is_help=True)
+gateway_app.add_typer(keys_app, name="keys")
+
+ConfigOption = Annotated[Path | None, typer.Option(
+    "--config", help="Gateway config (TOML or YAML); default $WARDEN_HOME/gateway.toml if it exists, else the "
+    "built-in model only.")]
 
 
 def default_gateway_db() -> Path:
@@ -27,22 +34,67 @@ def default_gateway_db() -> Path:
     return warden_home() / "gateway.db"
 
 
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (IPv6 when ``host`` is one).
+
+    Raises:
+        ConfigError: the port is taken, or the address cannot be bound (with what to do next).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(4096)
+    except OSError as e:
+        sock.close()
+        if e.errno == errno.EADDRINUSE:
+            raise ConfigError(f"{host}:{port} is already in use (another gateway?); pick another with --port, "
+                              f"or stop what listens there (ss -ltnp 'sport = :{port}')") from None
+        raise ConfigError(f"cannot listen on {host}:{port}: {e.strerror or e}; check --host") from None
+    return sock
+
+
 @gateway_app.command("serve")
 def serve_cmd(
-    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port.")] = 4000,
-    config: Annotated[Path | None, typer.Option("--config", help="Gateway config (TOML or YAML); default: built-in model only.")] = None,
+    host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.", min=0, max=65535)] = 4000,
+    config: ConfigOption = None,
     db: Annotated[Path | None, typer.Option("--db", help="Ledger/cache SQLite file; default $WARDEN_HOME/gateway.db.")] = None,
 ) -> None:
-    """Serve /v1/chat/completions, /v1/models, /healthz and /metrics under uvicorn until interrupted.
+    """Serve /v1/chat/completions, /v1/models, /healthz and /metrics until Ctrl-C.
+
+    Prints where it listens once the port is bound. Clients set WARDEN_GATEWAY_URL=http://HOST:PORT/v1, and WARDEN_GATEWAY_KEY when the config has [[keys]] (mint one with `warden gateway keys create NAME`).
 
     Example: warden gateway serve --port 4000 --config gateway.toml
     """
-    with warden_errors(extra=(GatewayConfigError,)):
-        cfg = load_config(config) if config else default_config()
-        path = db or default_gateway_db()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        serve(cfg, host, port, store_path=path)
+    from agent.gateway_keys import default_gateway_config
+
+    with warden_errors():
+        from gateway.config import default_config, load_config
+        from gateway.serve import uvicorn_config
+
+        path = config or (default_gateway_config() if default_gateway_config().exists() else None)
+        cfg = load_config(path) if path else default_config()
+        ledger = db or default_gateway_db()
+        ledger.parent.mkdir(parents=True, exist_ok=True)
+        sock = bind_socket(host, port)
+        import uvicorn
+
+        server = uvicorn.Server(uvicorn_config(cfg, host, port, store_path=ledger))
+        shown = f"[{host}]" if ":" in host else host
+        print(f"warden gateway listening on http://{shown}:{sock.getsockname()[1]}/v1 "
+              f"(config: {path or 'built-in model only'}; aliases: {', '.join(sorted(cfg.routes))}; "
+              f"{len(cfg.keys)} key(s); ledger: {ledger}); Ctrl-C stops it", file=sys.stderr, flush=True)
+        server.run(sockets=[sock])
+
+
+_USAGE_GROUPS = ("key", "team", "model", "day", "provider", "run_id")
+_USAGE_COLUMNS = {  # the column's header, minimum width and priority (what stays at 80 columns)
+    "key": (10, 9), "team": (8, 6), "model": (12, 9), "day": (10, 8), "provider": (8, 5), "run_id": (12, 7),
+    "requests": (5, 9), "errors": (5, 8), "cache_hits": (5, 4), "prompt_tokens": (7, 5),
+    "completion_tokens": (7, 5), "total_tokens": (7, 7), "cost_usd": (7, 8), "mean_latency_ms": (6, 3),
+}
 
 
 @gateway_app.command("usage")
@@ -50,27 +102,39 @@ def usage_cmd(
     by: Annotated[str, typer.Option(help="Comma-separated: key, team, model, day, provider, run_id.")] = "key,team,model,day",
     day: Annotated[str | None, typer.Option(help="Only this UTC day (YYYY-MM-DD).")] = None,
     db: Annotated[Path | None, typer.Option("--db", help="Ledger SQLite file; default $WARDEN_HOME/gateway.db.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print rows as JSON.")] = False,
+    output: OutputOption = None,
+    json_out: JsonOption = False,
 ) -> None:
     """Summarise the usage ledger: requests, errors, cache hits, tokens, cost and mean latency per group.
 
+    At 80 columns the least useful columns are left out (and named); --output json has every field.
+
     Example: warden gateway usage --by team,day
     """
-    with warden_errors(extra=(GatewayConfigError,)):
+    fmt = pick_output(output, json_out)
+    with warden_errors():
+        from gateway.usage import summarize_usage
+
         path = db or default_gateway_db()
         if not path.exists():
-            raise GatewayConfigError(f"{path}: no gateway ledger yet (run a diagnosis or `warden gateway serve`)")
-        rows = summarize_usage(path, by=[b.strip() for b in by.split(",") if b.strip()], day=day)
-        if json_out:
-            typer.echo(json.dumps([r.model_dump() for r in rows], indent=2))
-            return
-        groups = {"key", "team", "model", "day", "provider", "run_id"}
+            raise ConfigError(f"{path}: no gateway ledger yet (run a diagnosis or `warden gateway serve`)")
         wanted = [b.strip() for b in by.split(",") if b.strip()]
-        fields = [f for f in (list(rows[0].model_dump()) if rows else []) if f not in groups or f in wanted]
-        table = Table(title=f"gateway usage ({path})")
-        for f in fields:
-            table.add_column(f, justify="right" if f not in ("key", "team", "model", "day", "provider", "run_id") else "left")
-        for r in rows:
-            row = r.model_dump()
-            table.add_row(*["" if row[f] is None else str(row[f]) for f in fields])
-        Console(width=160).print(table)
+        rows = summarize_usage(path, by=wanted, day=day)
+    if fmt in (Output.json, Output.yaml):
+        typer.echo(dump({"schema_version": SCHEMA_VERSION, "rows": [r.model_dump() for r in rows]}, fmt.value).rstrip())
+        return
+    fields = [f for f in (list(rows[0].model_dump()) if rows else []) if f not in _USAGE_GROUPS or f in wanted]
+    cols = [Column(f, *_USAGE_COLUMNS.get(f, (6, 1)), justify="left" if f in _USAGE_GROUPS else "right",
+                   wrap=f not in _USAGE_GROUPS or f in ("key", "model")) for f in fields]
+    data = [["" if r.model_dump()[f] is None else _num(r.model_dump()[f]) for f in fields] for r in rows]
+    out = stdout_console()
+    if not rows:
+        out.print(f"No usage recorded in {path}.", markup=False)
+        return
+    print_table(out, f"gateway usage ({path})", cols, data, note="every field: --output json")
+
+
+def _num(v: object) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.0f}"
+    return str(v)

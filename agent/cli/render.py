@@ -43,7 +43,7 @@ def pick_output(output: Output | None, json_flag: bool) -> Output:
 
 def stdout_console() -> Console:
     """The console results go to: no highlighting of numbers or paths, never rich markup."""
-    return Console(highlight=False)
+    return Console(highlight=False, soft_wrap=True)
 
 
 def emit_diagnosis(d: Diagnosis, fmt: Output, *, root: Path | None = None, console: Console | None = None) -> None:

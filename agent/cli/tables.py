@@ -17,7 +17,7 @@ from rich.text import Text
 
 from agent.render.safe import clean_line
 
-__all__ = ["Column", "fit_columns", "print_table"]
+__all__ = ["Column", "fit_columns", "allot_widths", "print_table"]
 
 _BORDER = 3
 """Columns of padding and rule per table column (box.SIMPLE_HEAD: one space each side, one rule)."""
@@ -54,6 +54,25 @@ def fit_columns(columns: Sequence[Column], rows: Sequence[Sequence[str]], width:
     return keep
 
 
+def allot_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], keep: list[int], width: int) -> dict[int, int]:
+    """Width of each kept column: its natural width (longest value, capped by max_width), then the
+    lowest-priority columns shrunk towards their minimum until the table fits ``width``."""
+    natural = {}
+    for i in keep:
+        longest = max([len(columns[i].header)] + [len(r[i]) for r in rows])
+        natural[i] = min(longest, columns[i].max_width or longest)
+    widths = dict(natural)
+    excess = sum(widths.values()) + _BORDER * len(keep) - width
+    for i in sorted(keep, key=lambda i: (columns[i].priority, -i)):
+        if excess <= 0:
+            break
+        floor = max(len(columns[i].header), min(columns[i].min_width, natural[i]))
+        cut = min(excess, widths[i] - floor)
+        widths[i] -= cut
+        excess -= cut
+    return widths
+
+
 def print_table(console: Console, title: str | None, columns: Sequence[Column], rows: Sequence[Sequence[str]], *,
                 styles: Sequence[str | None] | None = None, note: str | None = None) -> None:
     """Print the rows under the columns that fit ``console.width`` (see :func:`fit_columns`).
@@ -64,12 +83,13 @@ def print_table(console: Console, title: str | None, columns: Sequence[Column], 
     """
     cells = [[clean_line(str(c)) for c in r] for r in rows]
     keep = fit_columns(columns, cells, console.width)
+    widths = allot_widths(columns, cells, keep, console.width)
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, expand=False,
                   show_edge=False)
     for i in keep:
         col = columns[i]
-        table.add_column(col.header, justify=col.justify, min_width=min(col.min_width, console.width // 2),  # type: ignore[arg-type]
-                         max_width=col.max_width, overflow="fold" if col.wrap else "ellipsis", no_wrap=not col.wrap)
+        table.add_column(col.header, justify=col.justify, width=widths[i],  # type: ignore[arg-type]
+                         overflow="fold" if col.wrap else "ellipsis", no_wrap=not col.wrap)
     for n, row in enumerate(cells):
         table.add_row(*(Text(row[i]) for i in keep), style=(styles[n] if styles else None))
     console.print(table)
