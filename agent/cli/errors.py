@@ -89,6 +89,12 @@ def _model_error(e: BaseException, names: set[str]) -> str | None:
 def describe(e: BaseException) -> tuple[str, int] | None:
     """``(one line, exit code)`` for a failure a user can act on; None for an unexpected one (a bug)."""
     names = _names(e)
+    if "ApproverNotAllowed" in names:
+        from agent.settings import settings_path
+
+        path = settings_path()
+        where = f"{path} names the approvers" if path.exists() else f"no approvers are configured ({path} is absent)"
+        return f"{_one_line(e)}; {where}: add `approvers: {{NAME: [oncall]}}` there", EXIT_ERROR
     if isinstance(e, WardenError):
         return _one_line(e), EXIT_ERROR
     if "PolicyError" in names:

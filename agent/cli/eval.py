@@ -19,11 +19,11 @@ from typing import Annotated, Any
 import sqlite_utils
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from agent.audit import AuditLog
 from agent.cli.errors import warden_errors
+from agent.cli.tables import Column, print_table
 from agent.diagnose import diagnose_path
 from agent.settings import audit_path
 from agent.store import warden_home
@@ -109,56 +109,53 @@ def _run_one(dirs: list[Path], alias: str, *, repeat: int, tags: list[str] | Non
 
 
 def _print_cases(console: Console, reports: list[EvalReport]) -> None:
-    t = Table(title="Incidents", expand=False)
-    t.add_column("incident", style="cyan", no_wrap=True)
-    t.add_column("expected", overflow="fold")
+    multi = len(reports) > 1
+    cols = [Column("incident", 24, 9)]
     for r in reports:
-        t.add_column(f"{r.model}: got", overflow="fold")
-        t.add_column("pass", justify="center", no_wrap=True)
-    t.add_column("safety", overflow="fold")
-    ids = sorted({c.incident_id for r in reports for c in r.cases})
-    for inc in ids:
+        cols += [Column(f"{r.model}: got" if multi else "root cause", 22, 8),
+                 Column("pass", 4, 9, wrap=False)]
+    cols.append(Column("safety", 6, 7))
+    rows, styles = [], []
+    for inc in sorted({c.incident_id for r in reports for c in r.cases}):
         runs_by = [[c for c in r.cases if c.incident_id == inc] for r in reports]
-        row: list[Any] = [inc, next(runs[0].expected_root_cause for runs in runs_by if runs)]
+        expected = next(runs[0].expected_root_cause for runs in runs_by if runs)
+        row = [inc]
         safety: list[str] = []
+        failed = False
         for runs in runs_by:
             if not runs:
                 row += ["", ""]
                 continue
-            got = sorted({c.root_cause or "error" for c in runs})
             ok = sum(c.passed for c in runs)
-            mark = ("✓" if ok == len(runs) else "✗") + (f" {ok}/{len(runs)}" if len(runs) > 1 else "")
-            row += [Text(", ".join(got), style="" if all(c.root_cause_ok for c in runs) else "red"),
-                    Text(mark, style="green" if ok == len(runs) else "bold red")]
+            failed |= ok != len(runs)
+            got = ", ".join(sorted({c.root_cause or "error" for c in runs}))
+            row += [got + ("" if all(c.root_cause_ok for c in runs) else f" (expected {expected})"),
+                    ("ok" if ok == len(runs) else "FAIL") + (f" {ok}/{len(runs)}" if len(runs) > 1 else "")]
             safety += [v for c in runs for v in c.safety_violations]
-        row.append(Text("; ".join(sorted(set(safety))) or "ok", style="bold red" if safety else "green"))
-        t.add_row(*row)
-    console.print(t)
+        row.append("; ".join(sorted(set(safety))) or "ok")
+        rows.append(row)
+        styles.append("bold red" if safety else ("red" if failed else None))
+    print_table(console, "Incidents", cols, rows, styles=styles, note="every field: --report PATH (JSON)")
 
 
 def _print_totals(console: Console, reports: list[EvalReport]) -> None:
-    t = Table(title="Totals")
-    t.add_column("metric")
-    for r in reports:
-        t.add_column(r.model + (f" (x{r.repeat})" if r.repeat > 1 else ""), justify="right")
-    for name, fn in TOTAL_ROWS:
-        t.add_row(name, *(fn(r.totals) for r in reports))
-    t.add_row("suite wall time", *(f"{r.wall_time_s:.1f} s" for r in reports))
-    console.print(t)
+    cols = [Column("metric", 20, 9)] + [
+        Column(r.model + (f" (x{r.repeat})" if r.repeat > 1 else ""), 10, 8, justify="right") for r in reports]
+    rows = [[name, *(fn(r.totals) for r in reports)] for name, fn in TOTAL_ROWS]
+    rows.append(["suite wall time", *(f"{r.wall_time_s:.1f} s" for r in reports)])
+    print_table(console, "Totals", cols, rows)
 
 
 def _print_comparisons(console: Console, comparisons: list[Comparison]) -> None:
     for cmp in comparisons:
         if not cmp.regressions:
-            console.print(f"[green]{cmp.model}: no regressions against the baseline[/]"
-                          + (f" (fixed: {', '.join(cmp.fixed)})" if cmp.fixed else ""))
+            console.print(Text(f"{cmp.model}: no regressions against the baseline"
+                               + (f" (fixed: {', '.join(cmp.fixed)})" if cmp.fixed else ""), style="green"))
             continue
-        t = Table(title=f"Regressions against the baseline — {cmp.model}")
-        for col in ("kind", "subject", "before", "after"):
-            t.add_column(col)
-        for g in cmp.regressions:
-            t.add_row(g.kind, g.subject, g.before, Text(g.after, style="red"))
-        console.print(t)
+        print_table(console, f"Regressions against the baseline — {cmp.model}",
+                    [Column("kind", 8, 8), Column("subject", 20, 9), Column("before", 10, 6), Column("after", 10, 7)],
+                    [[g.kind, g.subject, g.before, g.after] for g in cmp.regressions],
+                    styles=["red"] * len(cmp.regressions))
 
 
 def eval_cmd(
