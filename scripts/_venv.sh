@@ -35,7 +35,9 @@ _warden_progress() {
         elif [ $((n % 20)) = 0 ]; then echo "warden: resolving dependencies: $n packages ($((SECONDS - started))s)" >&2; fi ;;
       Installing\ collected\ packages*)
         [ $tty = 1 ] && printf '\n' >&2
-        echo "warden: installing $n packages ($((SECONDS - started))s so far)" >&2 ;;
+        local names="${line#Installing collected packages: }" commas
+        commas="${names//[^,]/}"
+        echo "warden: installing $(( ${#commas} + 1 )) packages ($((SECONDS - started))s so far)" >&2 ;;
       Successfully\ installed*)
         echo "warden: installed ($((SECONDS - started))s)" >&2 ;;
     esac
@@ -46,7 +48,14 @@ _warden_progress() {
 extras="${1:-}"
 spec="$ROOT"; [ -n "$extras" ] && spec="$ROOT[$extras]"
 stamp="$VENV/.warden-installed-$extras"
-if [ ! -f "$stamp" ] || [ "$ROOT/pyproject.toml" -nt "$stamp" ]; then
+_warden_installed() {  # this install is done, or (no extras asked) an install with extras is, since it has more
+  local s
+  for s in "$stamp" $([ -z "$extras" ] && ls "$VENV"/.warden-installed-* 2>/dev/null); do
+    [ -f "$s" ] && [ ! "$ROOT/pyproject.toml" -nt "$s" ] && return 0
+  done
+  return 1
+}
+if ! _warden_installed; then
   echo "warden: installing Warden${extras:+ with [$extras]} into $VENV (1-2 minutes; log: $VENV/pip.log)" >&2
   set +e
   "$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar off -e "$spec" 2>&1 \

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -14,6 +13,7 @@ from rich.console import Console
 
 from agent.blast import BlastRadius, blast_radius, resource_of
 from agent.cli.errors import warden_errors
+from agent.render.safe import shell_command
 from agent.settings import WardenSettings
 from policies import PolicyError, PolicyRequest, explain
 from tools.actions import build_action
@@ -104,8 +104,8 @@ def policy_check_cmd(
             out = Console(highlight=False, soft_wrap=True)
             out.print(explain(decision), markup=False)
             out.print(f"  plan {p.plan_hash}:", markup=False)
-            for argv in p.commands:
-                out.print(f"    $ {shlex.join(argv)}", markup=False)
+            for argv in p.commands:  # one shell-quoted line each (no prompt sign): pastes and runs exactly the argv
+                out.print(f"    {shell_command(argv)}", markup=False)
     if decision.decision == "deny":
         raise typer.Exit(1)
 

@@ -25,8 +25,8 @@ class Output(str, Enum):
 
 
 OutputOption = Annotated[Output | None, typer.Option(
-    "--output", "-o", help="rich (for people; the default), json or yaml (full values, for scripts), markdown.",
-    case_sensitive=False)]
+    "--output", "-o", metavar="FORMAT", case_sensitive=False,
+    help="rich (for people; the default), json or yaml (full values, for scripts), markdown.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Same as --output json.")]
 
 

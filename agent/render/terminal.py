@@ -80,7 +80,7 @@ class _Printer:
 def print_diagnosis(view: DiagnosisView, console: Console) -> None:
     """Print ``view``: headline, question, summary, evidence, other signals, fixes, what could not be read."""
     out = _Printer(console)
-    out.line(headline_text(view, out.width))
+    console.print(headline_text(view, out.width))  # cut with an ellipsis if even the shortest form is too wide
     if view.question:
         out.prose("Q: " + view.question, hang=3, style="dim")
     out.prose(view.summary)
