@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$ROOT"
 export WARDEN_HOME="${WARDEN_HOME:-$ROOT/.warden}"
 mkdir -p "$WARDEN_HOME"
+# CI also follows the README's quick start in a fresh clone (tests/integration/test_scripts.py).
+[ "${CI:-}" = true ] && export WARDEN_TEST_INSTALL="${WARDEN_TEST_INSTALL:-1}"
 
 sandbox_up=0
 if [ "${WARDEN_SKIP_SANDBOX:-0}" != 1 ]; then
