@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +9,7 @@ import typer
 from rich.console import Console
 
 from agent.cli.errors import warden_errors
+from agent.render.safe import clean, clean_line, shell_command
 from agent.execute import ActionOutcome
 from agent.gates import record_override
 from agent.identity import acting_user
@@ -25,14 +25,15 @@ __all__ = ["act_cmd"]
 
 def _show(o: ActionOutcome, out: Console) -> None:
     mode = f" ({o.group.mode} mode, {o.group.kind} {o.group.name})" if o.group and o.group.name else ""
-    out.print(f"[{o.status}]{mode} {o.message}", markup=False)
+    out.print(clean_line(f"[{o.status}]{mode} {o.message}"), markup=False)  # cluster text: shown escaped
     if o.plan:
         for argv in o.plan.commands:
-            out.print(f"    $ {shlex.join(argv)}", markup=False)
+            out.print(f"    $ {shell_command(argv)}", markup=False)
     if o.verification is not None:
-        out.print(f"    verify: {'ok' if o.verification.ok else 'FAILED'} — {o.verification.observed}", markup=False)
+        out.print(clean_line(f"    verify: {'ok' if o.verification.ok else 'FAILED'} — {o.verification.observed}"),
+                  markup=False)
     for e in o.evidence:
-        out.print(f"    evidence: {e.text}", markup=False)
+        out.print(clean_line(f"    evidence: {e.text}"), markup=False)
     if o.status == "pending_approval":
         out.print(f"    approve (as an on-call member): warden approve {o.approval_id}; then: warden act --approved "
                   f"{o.approval_id} --execute", markup=False)
@@ -75,12 +76,12 @@ def act_cmd(
                                  store=RunStore(None), limits=settings.limits)
         d = run.diagnosis
         assert d is not None
-        out.print(f"{d.root_cause} (confidence {d.confidence:.2f}): {', '.join(d.culprits) or '-'}\n{d.summary}",
+        out.print(clean(f"{d.root_cause} (confidence {d.confidence:.2f}): {', '.join(d.culprits) or '-'}\n{d.summary}"),
                   markup=False)
         for job, checks in run.checkpoint_checks.items():
             for c in checks:
-                out.print(f"  checkpoint of job {job}: {c.path} {'verifies' if c.ok else 'FAILS: ' + (c.problem or '')}",
-                          markup=False)
+                out.print(clean_line(f"  checkpoint of job {job}: {c.path} "
+                                     f"{'verifies' if c.ok else 'FAILS: ' + (c.problem or '')}"), markup=False)
         if not outcomes:
             out.print("no actions proposed", markup=False)
         for o in outcomes:

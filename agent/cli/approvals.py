@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import shlex
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from agent.cli.errors import warden_errors
+from agent.cli.tables import Column, print_table
+from agent.render.safe import shell_command
 from agent.settings import WardenSettings
 
 __all__ = ["approvals_app", "approvals_list_cmd"]
@@ -37,18 +36,16 @@ def approvals_list_cmd(
         if not pending:
             Console().print("No pending approvals.")
             return
-        t = Table(title="Pending approvals")
-        for col in ("id", "action", "parameters", "plan", "requester", "run", "expires (UTC)"):
-            t.add_column(col, no_wrap=col in ("id", "plan"))
-        for r in pending:
-            cells = (r.id, r.action, json.dumps(r.params, sort_keys=True), r.plan_hash[:12], r.requester,
-                     r.run_id[:12], f"{r.expires_at:%Y-%m-%d %H:%M}")
-            t.add_row(*(Text(c) for c in cells))  # cluster text is never read as rich markup
+        cols = [Column("id", 12, 9, wrap=False), Column("action", 10, 8), Column("parameters", 16, 5),
+                Column("plan", 12, 7, wrap=False), Column("requester", 8, 6), Column("run", 12, 3, wrap=False),
+                Column("expires (UTC)", 16, 7, wrap=False)]
+        rows = [(r.id, r.action, json.dumps(r.params, sort_keys=True), r.plan_hash[:12], r.requester, r.run_id[:12],
+                 f"{r.expires_at:%Y-%m-%d %H:%M}") for r in pending]
         out = Console(highlight=False, soft_wrap=True)
-        out.print(t)
+        print_table(out, "Pending approvals", cols, rows, note="full plan hashes and run ids: --json")  # cells: data
         for r in pending:  # the exact commands, one per line, as a shell would need them
             for argv in r.commands or [[]]:
-                out.print(f"{r.id}: $ {shlex.join(argv)}" if argv else f"{r.id}: (no command)", markup=False)
+                out.print(f"{r.id}: {shell_command(argv)}" if argv else f"{r.id}: (no command)", markup=False)
 
 
 approvals_app.command("list")(approvals_list_cmd)

@@ -41,11 +41,15 @@ def diagnose_cmd(
     err = Console(stderr=True, highlight=False)
     with warden_errors():
         from agent.diagnose import diagnose_path  # the agent stack: imported only by the commands that run it
-        from agent.live.cli_support import live_diagnose_fn
         from agent.store import RunStore
 
+        if live or path is None:
+            from agent.live.cli_support import live_diagnose_fn  # the live collector, only for --live
+
+            run = live_diagnose_fn(live, path, config)
+        else:
+            run = diagnose_path
         store = RunStore(db)
-        run = live_diagnose_fn(live, path, config) if (live or path is None) else diagnose_path
         root = evidence_root(path) if path is not None else None
         path = path.absolute() if path is not None else None  # the run store keeps where it was: runs show finds it
         if fmt is not Output.rich or not err.is_terminal:

@@ -90,10 +90,10 @@ def serve_cmd(
 
 
 _USAGE_GROUPS = ("key", "team", "model", "day", "provider", "run_id")
-_USAGE_COLUMNS = {  # the column's header, minimum width and priority (what stays at 80 columns)
-    "key": (10, 9), "team": (8, 6), "model": (12, 9), "day": (10, 8), "provider": (8, 5), "run_id": (12, 7),
-    "requests": (5, 9), "errors": (5, 8), "cache_hits": (5, 4), "prompt_tokens": (7, 5),
-    "completion_tokens": (7, 5), "total_tokens": (7, 7), "cost_usd": (7, 8), "mean_latency_ms": (6, 3),
+_USAGE_COLUMNS = {  # minimum width and priority of each column (what stays at 80 columns); groups asked for stay
+    "key": (8, 9), "team": (6, 9), "model": (12, 9), "day": (10, 9), "provider": (8, 9), "run_id": (12, 9),
+    "requests": (5, 8), "errors": (5, 7), "cache_hits": (5, 3), "prompt_tokens": (7, 4),
+    "completion_tokens": (7, 4), "total_tokens": (7, 6), "cost_usd": (7, 7), "avg_latency_ms": (6, 5),
 }
 
 

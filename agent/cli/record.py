@@ -7,8 +7,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from agent.cli.errors import warden_errors
+from agent.render.safe import clean_line
 from agent.live.act import collect_live
 from agent.live.config import load_live_config
 from agent.live.record import write_snapshot
@@ -30,10 +32,10 @@ def record_cmd(
     with warden_errors():
         cfg = load_live_config(config)
         with err.status("collecting evidence…") as status:
-            run = collect_live(cfg, on_progress=status.update)
+            run = collect_live(cfg, on_progress=lambda msg: status.update(Text(clean_line(msg))))
         write_snapshot(run.artifacts, out, captured_at=run.collector.captured_at, cluster=cfg.cluster,
                        checks=[c.model_dump() for c in cfg.checks])
     for req, why in run.collector.failures:
-        err.print(f"skipped {req.path}: {' '.join(why.split())[:200]}", markup=False)
+        err.print(clean_line(f"skipped {req.path}: {' '.join(why.split())[:200]}"), markup=False)
     Console(highlight=False).print(f"recorded {len(run.artifacts)} files to {out} "
                                    f"(captured_at {run.collector.captured_at:%Y-%m-%dT%H:%M:%SZ})", markup=False)

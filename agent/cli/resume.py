@@ -10,6 +10,7 @@ from rich.console import Console
 from agent.approvals import ApprovalNotFound, ApprovalStore
 from agent.audit import AuditLog
 from agent.execute import ExecutionSetup
+from agent.render.safe import clean, clean_line
 from agent.runs import resume_run
 from agent.settings import WardenSettings
 from agent.store import RunStore
@@ -66,8 +67,9 @@ def resume_if_ready(run_id: str, settings: WardenSettings, audit: AuditLog, appr
     for m in ModelMessagesTypeAdapter.validate_json(out.messages_json) if out.messages_json else []:
         for part in m.parts:
             if isinstance(part, ToolReturnPart) and part.tool_call_id in calls:
-                console.print(f"  {part.tool_name}: {part.model_response_str()}", markup=False)
+                console.print(clean_line(f"  {part.tool_name}: {part.model_response_str()}"), markup=False)
     if out.paused is not None:
         console.print(f"run {run_id} paused again for approval", markup=False)
     elif out.diagnosis is not None:
-        console.print(f"run {run_id} resumed{' (dry run)' if not execute else ''}: {out.diagnosis.summary}", markup=False)
+        console.print(clean(f"run {run_id} resumed{' (dry run)' if not execute else ''}: {out.diagnosis.summary}"),
+                      markup=False)

@@ -84,8 +84,9 @@ def print_table(console: Console, title: str | None, columns: Sequence[Column], 
     cells = [[clean_line(str(c)) for c in r] for r in rows]
     keep = fit_columns(columns, cells, console.width)
     widths = allot_widths(columns, cells, keep, console.width)
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, expand=False,
-                  show_edge=False)
+    if title:
+        console.print(Text(clean_line(title), style="bold"), soft_wrap=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False, show_edge=False)
     for i in keep:
         col = columns[i]
         table.add_column(col.header, justify=col.justify, width=widths[i],  # type: ignore[arg-type]
@@ -98,4 +99,4 @@ def print_table(console: Console, title: str | None, columns: Sequence[Column], 
     if note:
         tail.append(note)
     if tail:
-        console.print(Text("; ".join(tail) + ".", style="dim"))
+        console.print(Text("; ".join(tail) + ".", style="dim"), soft_wrap=False)

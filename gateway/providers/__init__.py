@@ -5,7 +5,6 @@ from __future__ import annotations
 from gateway.config import BuiltinProviderConfig, OpenAICompatProviderConfig
 from gateway.providers.base import Provider
 from gateway.providers.builtin import BuiltinProvider, RespondFn
-from gateway.providers.openai_compat import OpenAICompatProvider
 
 __all__ = ["BuiltinProvider", "OpenAICompatProvider", "Provider", "build_provider"]
 
@@ -21,4 +20,14 @@ def build_provider(
     """
     if isinstance(config, BuiltinProviderConfig):
         return BuiltinProvider(config, respond=builtin_respond)
+    from gateway.providers.openai_compat import OpenAICompatProvider  # aiohttp: only when an upstream is configured
+
     return OpenAICompatProvider(config)
+
+
+def __getattr__(name: str) -> object:
+    if name == "OpenAICompatProvider":  # imported on first use: it pulls in aiohttp
+        from gateway.providers.openai_compat import OpenAICompatProvider
+
+        return OpenAICompatProvider
+    raise AttributeError(name)
