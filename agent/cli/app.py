@@ -63,7 +63,7 @@ def _print_version(value: bool) -> None:
 
 
 app = typer.Typer(name="warden", cls=_WardenGroup, no_args_is_help=True, add_completion=True,
-                  pretty_exceptions_enable=False, rich_markup_mode="rich",
+                  pretty_exceptions_enable=False, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]})
 
 

@@ -22,17 +22,30 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
-from rich.console import Console
 
 from tools.errors import WardenError
 
 __all__ = ["EXIT_ERROR", "EXIT_BUG", "EXIT_INTERRUPTED", "describe", "report", "warden_errors", "err_console",
-           "debug_enabled"]
+           "debug_enabled", "print_error"]
 
 EXIT_ERROR = 2
 EXIT_BUG = 1
 EXIT_INTERRUPTED = 130
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def __getattr__(name: str) -> object:
+    if name == "err_console":  # a rich console for stderr, made on first use: `warden --help` never needs rich
+        from rich.console import Console
+
+        console = Console(stderr=True, highlight=False, soft_wrap=True)
+        globals()["err_console"] = console
+        return console
+    raise AttributeError(name)
+
+
+def print_error(line: str) -> None:
+    """``error: <line>`` on stderr, as one line."""
+    print(f"error: {line}", file=sys.stderr, flush=True)
 
 
 def debug_enabled() -> bool:
@@ -136,7 +149,7 @@ def report(e: BaseException, *, expected: bool = False) -> int:
         code = EXIT_BUG
     else:
         line, code = known
-    err_console.print(f"error: {line}", markup=False, highlight=False)
+    print_error(line)
     return code
 
 

@@ -24,7 +24,7 @@ import typer
 from typer import _click as click  # typer 0.29 carries its own copy of click (pinned in pyproject.toml)
 from typer.core import TyperCommand, TyperGroup
 
-from agent.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, err_console, report
+from agent.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, print_error, report
 
 __all__ = ["LazyCommand", "LazyGroup", "terminal_help", "first_sentence", "click"]
 
@@ -123,6 +123,17 @@ class LazyGroup(TyperGroup):
                     e.message = f"{e.message.rstrip('.')}. Did you mean {', '.join(map(repr, close))}?"
             raise
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list, one section per help panel (plain help: no rich import for `warden --help`)."""
+        panels: dict[str, list[tuple[str, str]]] = {}
+        for name in self.list_commands(ctx):
+            entry = self._entries.get(name)
+            summary = entry.summary if entry else (self.commands[name].get_short_help_str() if name in self.commands else "")
+            panels.setdefault(entry.panel if entry else "Commands", []).append((name, summary))
+        for panel, rows in panels.items():
+            with formatter.section(panel):
+                formatter.write_dl(rows)
+
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         self._listing += 1
         try:
@@ -149,13 +160,13 @@ class LazyGroup(TyperGroup):
             sys.exit(e.exit_code)
         except click.exceptions.UsageError as e:
             where = e.ctx.command_path if e.ctx is not None else (prog_name or "warden")
-            err_console.print(f"error: {' '.join(e.format_message().split())} (see: {where} --help)", markup=False)
+            print_error(f"{' '.join(e.format_message().split())} (see: {where} --help)")
             sys.exit(EXIT_ERROR)
         except click.exceptions.ClickException as e:
-            err_console.print(f"error: {' '.join(e.format_message().split())}", markup=False)
+            print_error(' '.join(e.format_message().split()))
             sys.exit(e.exit_code if e.exit_code != 1 else EXIT_ERROR)
         except (typer.Abort, KeyboardInterrupt):
-            err_console.print("error: interrupted", markup=False)
+            print_error("interrupted")
             sys.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:  # `warden ... | head`: the reader left; say nothing more
             sys.stderr.close()
