@@ -83,6 +83,9 @@ def _root(
 def main() -> None:
     """Console-script entry point."""
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")  # also for child processes; agent.diagnose turns it off too
+    # Warden uses no pydantic plugins; looking for them scans every installed distribution's entry
+    # points at the first model (~0.1 s). PYDANTIC_DISABLE_PLUGINS="" in the environment turns them back on.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     app()
 
 
