@@ -11,7 +11,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from tools.actions import reversibility_of
 from tools.errors import WardenError
 
 __all__ = [
@@ -115,6 +114,8 @@ class ApprovalRequest(BaseModel):
     @property
     def irreversible(self) -> bool:
         """True unless the action is a known read-only or reversible one (unknown ids count)."""
+        from tools.actions import reversibility_of  # the action catalogue (and the Kubernetes client): only here
+
         return reversibility_of(self.action) == "irreversible"
 
 

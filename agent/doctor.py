@@ -54,7 +54,7 @@ def _config() -> list[CheckResult]:
     out = []
     try:
         s = WardenSettings.load()
-        s.limits  # noqa: B018 - validates limits and WARDEN_LIMIT_* too
+        s.validate_all()  # limits (and WARDEN_LIMIT_*), autonomy and fleet too
         where = str(settings_path()) if settings_path().exists() else f"{settings_path()} absent, defaults"
         if s.approvers:
             out.append(CheckResult(check="config", status="ok", detail=f"{where}: {len(s.approvers)} approver(s)"))

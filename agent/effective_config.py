@@ -63,6 +63,16 @@ def _settings(out: list[Setting]) -> None:
         if name == "policy_paths" and not value:
             note = "the bundled policy (policies/*.cedar)"
         out.append(Setting(key=name, value=shown, source=here if name in raw else "default", note=note))
+    for section in ("autonomy", "fleet"):
+        model = getattr(s, section)
+        given = raw.get(section) or {}
+        for name in type(model).model_fields:
+            value = getattr(model, name)
+            shown = value if isinstance(value, (str, int, float, bool, type(None))) else \
+                (list(value) if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value) else
+                 [v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value]
+                 if isinstance(value, (list, tuple)) else str(value))
+            out.append(Setting(key=f"{section}.{name}", value=shown, source=here if name in given else "default"))
     limits = s.limits
     file_limits = raw.get("limits") or {}
     for name in type(limits).model_fields:

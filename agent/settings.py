@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from agent.autonomy import AutonomyConfig
-from agent.fleet import FleetBounds
 from agent.store import warden_home
 from tools.errors import ConfigError
 
 if TYPE_CHECKING:  # imported where used: `approvals list` and `audit verify` must start without the agent stack
     from agent.approvals import ApprovalStore
     from agent.audit import AuditLog
+    from agent.autonomy import AutonomyConfig
+    from agent.fleet import FleetBounds
     from agent.limits import LoopLimits
     from policies import PolicyEngine
 
@@ -71,13 +71,55 @@ class WardenSettings(BaseModel):
     """The ``limits:`` mapping as written; read it as :attr:`limits` (validated on first use)."""
     asserted_identity: bool = False
     """True only where the channel authenticates who runs Warden; then ``--approver``/``--as`` are taken."""
-    autonomy: AutonomyConfig = Field(default_factory=AutonomyConfig)
-    """Autonomy modes per node group (observe | recommend | execute)."""
-    fleet: FleetBounds = Field(default_factory=FleetBounds)
-    """Fleet bounds (drains per group and window, disruptive actions per hour, cool-downs, caps)."""
+    autonomy_raw: dict[str, Any] | None = Field(default=None, alias="autonomy")
+    """``autonomy:`` as written; read it as :attr:`autonomy`."""
+    fleet_raw: dict[str, Any] | None = Field(default=None, alias="fleet")
+    """``fleet:`` as written; read it as :attr:`fleet`."""
     approval_key_env: str | None = None
     """Environment variable holding the approvals' MAC secret (else ``$WARDEN_HOME/approval.key``, mode 0600)."""
     _source: Path | None = PrivateAttr(default=None)
+
+    # The sections below are validated on first use: their models import the action catalogue (and
+    # with it the Kubernetes client), which `approvals list` and `audit verify` must not pay for.
+    # `warden doctor` and `warden config show` validate them all.
+
+    def _section(self, name: str, model: type[BaseModel], raw: dict[str, Any] | None) -> Any:
+        try:
+            return model.model_validate(raw or {})
+        except ValidationError as e:
+            err = e.errors()[0]
+            where = f"{self._source}: " if self._source else ""
+            raise ConfigError(f"{where}{name}.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+
+    @cached_property
+    def autonomy(self) -> AutonomyConfig:
+        """Autonomy modes per node group (observe | recommend | execute); agent.autonomy.AutonomyConfig.
+
+        Raises:
+            ConfigError: naming the file and the field when a value is invalid.
+        """
+        from agent.autonomy import AutonomyConfig
+
+        return self._section("autonomy", AutonomyConfig, self.autonomy_raw)
+
+    @cached_property
+    def fleet(self) -> FleetBounds:
+        """Fleet bounds (drains per group and window, disruptive actions per hour, cool-downs, caps).
+
+        Raises:
+            ConfigError: naming the file and the field when a value is invalid.
+        """
+        from agent.fleet import FleetBounds
+
+        return self._section("fleet", FleetBounds, self.fleet_raw)
+
+    def validate_all(self) -> None:
+        """Validate the lazily read sections too (limits, autonomy, fleet).
+
+        Raises:
+            ConfigError: naming the file and the field of the first invalid value.
+        """
+        self.limits, self.autonomy, self.fleet  # noqa: B018 - each validates on first read
 
     @property
     def source(self) -> Path | None:

@@ -77,7 +77,8 @@ def test_policy_check_takes_a_proposed_action_from_diagnose_json_on_stdin(home, 
     drain = next(a for a in items if a["spec"]["type"] == "drain_node")
     r = runner.invoke(app, ["policy", "check", "-", "--principal", "alice"], input=json.dumps(drain))
     assert r.exit_code == 0 and r.output.startswith("needs_approval: drain_node"), r.output
-    assert f"$ {shlex.join(drain['commands'][0])}" in r.output and drain["plan_hash"] in r.output
+    # the command alone on its line (no prompt sign), so that the line pastes into bash as it is
+    assert f"\n    {shlex.join(drain['commands'][0])}\n" in r.output and drain["plan_hash"] in r.output
     f = tmp_path / "item.json"
     f.write_text(json.dumps(drain))
     denied = runner.invoke(app, ["policy", "check", str(f), "--principal", "alice", "--gpu-share-pct", "60"])

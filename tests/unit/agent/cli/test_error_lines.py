@@ -121,11 +121,13 @@ def test_bad_live_config_names_file_and_field(tmp_path: Path):
 
 def test_missing_approver_config_names_the_file(home: Path):
     from agent.approvals import ApprovalStore
+    from agent.audit import AuditLog
 
-    req = ApprovalStore(home / "approvals.db").request_approval("ab" * 32, "requeue_job", {"job": "1"}, "alice",
-                                                                 "run-1", 600)
-    line = one_line(["approve", req.id, "--approver", "bob"])
-    assert str(home / "config.yaml") in line and "approvers" in line
+    store = ApprovalStore(home / "approvals.db", audit=AuditLog(home / "audit.db"))
+    req = store.request_approval("ab" * 32, "requeue_job", {"type": "requeue_job", "job": "1"}, "alice", "run-1", 600,
+                                 commands=[["scontrol", "requeue", "1"]])
+    line = one_line(["approve", req.id])  # as the login user, whom no config names
+    assert str(home / "config.yaml") in line and "approvers" in line and "is absent" in line
 
 
 def test_usage_errors_are_one_line_too():

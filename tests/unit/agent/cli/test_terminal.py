@@ -88,7 +88,7 @@ def test_the_command_policy_check_prints_pastes_into_bash(tmp_path: Path, diagno
     plan.write_text(json.dumps(drain["spec"]))
     raw, _ = run_in_pty(["policy", "check", str(plan)], tmp_path / "home", 80)
     lines = _logical(raw)
-    start = next(i for i, ln in enumerate(lines) if re.match(r"\s*plan [0-9a-f]{16}:$", ln))
+    start = next(i for i, ln in enumerate(lines) if re.match(r"\s*plan [0-9a-f]{16,64}:$", ln))
     pasted = lines[start + 1].strip()
     assert "(Xid 79)" in pasted
     assert subprocess.run(["bash", "-n", "-c", pasted]).returncode == 0
