@@ -21,16 +21,32 @@ marker) is never uncordoned or re-annotated. ``verify`` reads the objects back.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubernetes.client import ApiClient, CoreV1Api
-from kubernetes.client.exceptions import ApiException
 from pydantic import PrivateAttr
 
 from tools.actions.base import Action, ActionFacts, Authorization, ExecutionResult, VerifyResult
 from tools.actions.params import K8sName
 from tools.errors import ActionError
 from tools.models.ids import ActionType
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+
+def _core(client: ApiClient) -> Any:
+    """``_core(client)``; the Kubernetes client is imported when an action runs, not with the catalogue
+    (every `warden` command that plans or lists actions would otherwise pay ~0.3 s for it)."""
+    from kubernetes.client import CoreV1Api
+
+    return CoreV1Api(client)
+
+
+def _api_error() -> type[Exception]:
+    """``kubernetes.client.exceptions.ApiException`` (an ``except`` clause evaluates this only when raised)."""
+    from kubernetes.client.exceptions import ApiException
+
+    return ApiException
 
 __all__ = ["CordonNode", "UncordonNode", "DrainK8sNode", "EvictPod", "CORDON_ANNOTATION", "REASON_ANNOTATION",
            "EXTERNAL_OWNER_MARKERS", "cordon_owner"]
@@ -46,8 +62,8 @@ _TIMEOUT_S = 30
 
 def _node(client: ApiClient, name: str) -> dict[str, Any]:
     try:
-        return json.loads(CoreV1Api(client).read_node(name, _preload_content=False, _request_timeout=_TIMEOUT_S).data)
-    except ApiException as e:
+        return json.loads(_core(client).read_node(name, _preload_content=False, _request_timeout=_TIMEOUT_S).data)
+    except _api_error() as e:
         raise ActionError(f"cannot read Kubernetes node {name}: HTTP {e.status} {str(e.reason or '')[:120]}") from None
 
 
@@ -87,18 +103,18 @@ def _result(plan_hash: str, commands: list[list[str]], outputs: list[str], error
 
 def _patch(client: ApiClient, name: str, body: dict[str, Any]) -> None:
     try:
-        CoreV1Api(client).patch_node(name, body, _content_type="application/merge-patch+json",
+        _core(client).patch_node(name, body, _content_type="application/merge-patch+json",
                                      _preload_content=False, _request_timeout=_TIMEOUT_S)
-    except ApiException as e:
+    except _api_error() as e:
         raise ActionError(f"PATCH node {name}: HTTP {e.status} {str(e.reason or '')[:120]}") from None
 
 
 def _evict(client: ApiClient, pod: str, namespace: str) -> str:
     """POST one Eviction; returns ``evicted``, ``gone`` or ``blocked by a PodDisruptionBudget``."""
     try:
-        CoreV1Api(client).create_namespaced_pod_eviction(pod, namespace, _eviction_body(pod, namespace),
+        _core(client).create_namespaced_pod_eviction(pod, namespace, _eviction_body(pod, namespace),
                                                          _preload_content=False, _request_timeout=_TIMEOUT_S)
-    except ApiException as e:
+    except _api_error() as e:
         if e.status == 404:
             return "gone"
         if e.status == 429:
@@ -193,9 +209,9 @@ class UncordonNode(_NodeAction):
 
 def _pods_on(client: ApiClient, node: str) -> list[dict[str, Any]]:
     try:
-        raw = CoreV1Api(client).list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}",
+        raw = _core(client).list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}",
                                                             _preload_content=False, _request_timeout=_TIMEOUT_S).data
-    except ApiException as e:
+    except _api_error() as e:
         raise ActionError(f"cannot list pods on {node}: HTTP {e.status} {str(e.reason or '')[:120]}") from None
     return list(json.loads(raw).get("items") or [])
 
@@ -293,9 +309,9 @@ class EvictPod(Action):
     def verify(self, runner: ApiClient) -> VerifyResult:  # type: ignore[override]
         """The pod is gone (404) or terminating (deletionTimestamp set)."""
         try:
-            raw = CoreV1Api(runner).read_namespaced_pod(self.pod, self.namespace, _preload_content=False,
+            raw = _core(runner).read_namespaced_pod(self.pod, self.namespace, _preload_content=False,
                                                         _request_timeout=_TIMEOUT_S).data
-        except ApiException as e:
+        except _api_error() as e:
             if e.status == 404:
                 return VerifyResult(ok=True, observed=f"pod {self.namespace}/{self.pod} is gone")
             raise ActionError(f"cannot read pod {self.namespace}/{self.pod}: HTTP {e.status}") from None

@@ -25,10 +25,7 @@ from email.message import EmailMessage
 from email.utils import make_msgid
 from typing import Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError, SlackClientError
 
 __all__ = ["ChannelKind", "Contact", "NotifyConfig", "Delivery", "Channels", "SLACK_API_URL_ENV"]
 
@@ -100,6 +97,9 @@ class Channels:
         return self._webhook(recipient, subject, text)
 
     def _slack(self, user_id: str, text: str) -> Delivery:
+        from slack_sdk import WebClient  # imported when a message is sent, not with the action catalogue
+        from slack_sdk.errors import SlackApiError, SlackClientError
+
         token = os.environ.get(self.cfg.slack_token_env)
         base = os.environ.get(SLACK_API_URL_ENV) or _DEFAULT_SLACK_API
         client = WebClient(token=token, base_url=base.rstrip("/") + "/", timeout=int(self.cfg.timeout_s))
@@ -136,6 +136,8 @@ class Channels:
                         detail=f"Message-ID {msg['Message-ID']}" + (f"; refused {sorted(refused)}" if refused else ""))
 
     def _webhook(self, owner: str, subject: str, text: str) -> Delivery:
+        import httpx
+
         if not self.cfg.webhook_url:
             return Delivery(channel="webhook", recipient=owner, accepted=False, detail="no [notify] webhook_url configured")
         try:
