@@ -14,7 +14,7 @@ import pwd
 
 from tools.errors import ConfigError
 
-__all__ = ["os_user", "acting_user"]
+__all__ = ["os_user", "acting_user", "slack_approver"]
 
 
 def os_user() -> str:
@@ -42,3 +42,16 @@ def acting_user(asserted: str | None, *, allowed: bool, option: str) -> str:
                           "asserted_identity: true in config.yaml only behind a wrapper that logs people in); "
                           f"acting as the login user {os_user()!r} instead needs no {option}")
     return asserted
+
+
+def slack_approver(slack_approvers: dict[str, str], user_id: str) -> str:
+    """The approver name for a Slack user id that Slack verified (a signed request or Socket Mode
+    event), from ``slack_approvers`` in config.yaml; never a name typed in a message.
+
+    Raises:
+        ConfigError: the Slack user is not mapped to an approver.
+    """
+    name = slack_approvers.get(user_id)
+    if not name:
+        raise ConfigError(f"Slack user {user_id!r} is not mapped to an approver (slack_approvers in config.yaml)")
+    return name

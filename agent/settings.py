@@ -75,6 +75,8 @@ class WardenSettings(BaseModel):
     """``autonomy:`` as written; read it as :attr:`autonomy`."""
     fleet_raw: dict[str, Any] | None = Field(default=None, alias="fleet")
     """``fleet:`` as written; read it as :attr:`fleet`."""
+    slack_approvers: dict[str, str] = Field(default_factory=dict)
+    """Slack user id (as Slack verified it on a signed request) -> approver name in ``approvers``."""
     approval_key_env: str | None = None
     """Environment variable holding the approvals' MAC secret (else ``$WARDEN_HOME/approval.key``, mode 0600)."""
     _source: Path | None = PrivateAttr(default=None)

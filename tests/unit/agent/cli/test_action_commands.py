@@ -98,3 +98,12 @@ def test_override_resume_is_recorded_by_the_os_user(home):
     assert rec.payload == {"event": "operator_override", "node": "gpu007", "operator": os_user(),
                            "reason": "board swapped"}
     assert runner.invoke(app, ["act", "--override-resume", "gpu007"]).exit_code == 2
+
+
+def test_slack_identity_comes_from_the_verified_user_id():
+    from agent.identity import slack_approver
+    from tools.errors import ConfigError
+
+    assert slack_approver({"U012AB3CD": "bob"}, "U012AB3CD") == "bob"
+    with pytest.raises(ConfigError, match="not mapped"):
+        slack_approver({"U012AB3CD": "bob"}, "U999")
