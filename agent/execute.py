@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -40,6 +41,7 @@ from agent.audit import AuditLog
 from agent.autonomy import AutonomyConfig, NodeGroup
 from agent.blast import BlastRadius, blast_radius, check_targets, resource_of
 from agent.fleet import FleetBounds, Refusal, RunCounters
+from agent.diag_results import save_result
 from agent.gates import gate, target_of
 from agent.identity import os_user
 from agent.notify import draft_message, resolve_owner
@@ -144,6 +146,8 @@ class ExecutionSetup:
     autonomy: AutonomyConfig = field(default_factory=AutonomyConfig)
     fleet: FleetBounds = field(default_factory=FleetBounds)
     condition: str | None = None
+    diag_dir: Path | None = None
+    """Where GPU diagnostic results are kept as evidence for later runs (agent/diag_results.py)."""
     slurm_user: str | None = None
     """The Slurm user commands run as (admitted to a diagnostic's maintenance reservation); default: the OS user."""
     _counters: dict[str, RunCounters] = field(default_factory=dict)
@@ -269,6 +273,9 @@ class ExecutionSetup:
         if isinstance(action, RunGpuDiagnostic) and action.report is not None:
             evidence = action.evidence()
             extra = {"passed": action.report.passed, "evidence": [e.text for e in evidence]}
+            if self.diag_dir is not None and action.raw_json:
+                srun = next(c for c in plan.commands if c[0] == "srun")
+                extra["saved"] = str(save_result(self.diag_dir, action.node, action.raw_json, srun, now=self.clock()))
         self.audit.append("verification", {"ok": check.ok, "observed": check.observed, **extra, **common},
                           run_id=run_id)
         what = "executed and verified" if check.ok else "executed, but verification failed"

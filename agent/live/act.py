@@ -23,7 +23,9 @@ from typing import Any
 from agent.diagnose import DEFAULT_QUESTION, diagnose
 from agent.execute import ActionOutcome, ExecutionSetup, execution_order
 from agent.live.config import KubernetesConfig, LiveConfig
+from agent.diag_results import result_artifacts
 from agent.live.session import make_collector, make_runner
+from agent.store import warden_home
 from agent.live.record import context_of
 from agent.settings import WardenSettings
 from tools.actions.checkpoints import CheckpointCheck, newest_verified_checkpoint, verify_checkpoint
@@ -37,7 +39,8 @@ from tools.read.context import ProgressFn, ReadContext
 from tools.sources.base import FetchRequest, RawArtifact
 from tools.sources.kube import KubeSource
 
-__all__ = ["LiveRun", "collect_live", "diagnose_live", "live_specs", "act_live", "execute_approved_live", "setup_for"]
+__all__ = ["LiveRun", "diag_dir", "kube_source", "collect_live", "diagnose_live", "live_specs", "act_live",
+           "execute_approved_live", "setup_for"]
 
 _RESUBMITS = ("resubmit_from_checkpoint", "resize_job")
 
@@ -52,6 +55,11 @@ class LiveRun:
     diagnosis: Diagnosis | None = None
     checkpoint_checks: dict[str, list[CheckpointCheck]] = field(default_factory=dict)
     """job id → checkpoints verified while planning its resubmission (newest first)."""
+
+
+def diag_dir() -> Path:
+    """``$WARDEN_HOME/diagnostics``: the latest GPU diagnostic result per node."""
+    return warden_home() / "diagnostics"
 
 
 def kube_source(k: KubernetesConfig | None, *, kube: KubeSource | None = None) -> KubeSource | None:
@@ -92,6 +100,7 @@ def collect_live(cfg: LiveConfig, *, runner: CommandRunner | None = None, on_pro
     src = kube_source(cfg.kubernetes, kube=kube)
     if src is not None:
         arts += _kube_artifacts(cfg, src, collector)
+    arts += result_artifacts(diag_dir(), now=collector.captured_at)  # earlier GPU diagnostics: evidence
     return LiveRun(collector=collector, artifacts=arts,
                    ctx=context_of(arts, captured_at=collector.captured_at, cluster=cfg.cluster,
                                   checks=[c.model_dump() for c in cfg.checks]))
@@ -150,7 +159,8 @@ def setup_for(cfg: LiveConfig, settings: WardenSettings, *, requester: str, exec
                           approval_ttl_s=settings.approval_ttl_s, kube=src.api_client() if src else None,
                           channels=Channels(cfg.notify) if cfg.notify else None, notify=cfg.notify,
                           autonomy=settings.autonomy, fleet=settings.fleet, diagnosis=diagnosis,
-                          condition=diagnosis.root_cause if diagnosis else None, slurm_user=cfg.slurm.user)
+                          condition=diagnosis.root_cause if diagnosis else None, slurm_user=cfg.slurm.user,
+                          diag_dir=diag_dir())
 
 
 def act_live(cfg: LiveConfig, settings: WardenSettings, *, requester: str, execute: bool = False,

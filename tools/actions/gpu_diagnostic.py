@@ -60,6 +60,7 @@ class RunGpuDiagnostic(Action):
     drain_reason: str | None = None
     """Warden's drain reason on the node, written back after the diagnostic."""
     _report: DcgmDiagReport | None = PrivateAttr(default=None)
+    _raw: str | None = PrivateAttr(default=None)
 
     def command_timeout_s(self) -> float:
         """Per level: see :data:`DIAG_TIMEOUT_S`."""
@@ -87,6 +88,11 @@ class RunGpuDiagnostic(Action):
     def report(self) -> DcgmDiagReport | None:
         """The parsed result, once executed."""
         return self._report
+
+    @property
+    def raw_json(self) -> str | None:
+        """What `dcgmi diag -j` printed (format dcgmi-diag-json), once executed and parsed."""
+        return self._raw
 
     def execute(self, auth: Authorization, runner: CommandRunner) -> ExecutionResult:
         """Run the diagnostic and parse its JSON. `dcgmi diag` exits non-zero when a test fails but
@@ -132,6 +138,7 @@ class RunGpuDiagnostic(Action):
                                        error=str(e))
         try:
             self._report = parse_dcgmi_diag_json(out, path=" ".join(argv), node=self.node)[0]
+            self._raw = out
         except ParseError as e:
             return ExecutionResult(plan_hash=plan.plan_hash, commands=plan.commands, outputs=[out[:2000]], ok=False,
                                    error=f"dcgmi diag printed no readable JSON: {e}")

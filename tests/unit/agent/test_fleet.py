@@ -248,3 +248,23 @@ def test_diagnostic_on_a_warden_drained_node_runs_in_a_maintenance_reservation(e
     assert [a[:2] for a in slurm.mutations] == [["scontrol", "create"], ["scontrol", "update"], ["srun", "--nodelist=gpu007"],
                                                 ["scontrol", "update"], ["scontrol", "delete"]]
     assert slurm.nodes["gpu007"] == ("IDLE+DRAIN", reason)  # back to Warden's drain, reason unchanged
+
+
+def test_a_failing_diagnostic_is_kept_as_evidence_for_the_next_collection(env, tmp_path):
+    from agent.diag_results import result_artifacts
+    from agent.live.record import write_snapshot
+    from tools.facts import build_facts
+    from tools.models.dcgm_diag import DcgmDiagReport
+
+    setup, slurm, *_ = env
+    setup.diag_dir = tmp_path / "diagnostics"
+    slurm.diag_json = FAIL
+    assert setup.propose(ActionSpec(type="run_gpu_diagnostic", node="gpu007")).status == "executed"
+    (art,) = result_artifacts(setup.diag_dir, now=NOW + timedelta(hours=1))
+    assert art.format == "dcgmi-diag-json" and art.node == "gpu007" and art.path == "gpu/dcgmi-diag-gpu007.json"
+    assert art.command.startswith("srun --nodelist=gpu007")
+    (report,) = [r for r in build_facts([art], captured_at=NOW).other if isinstance(r, DcgmDiagReport)]
+    assert report.node == "gpu007" and not report.passed and [f.gpu for f in report.failures if f.gpu is not None] == [2]
+    snap = write_snapshot([art], tmp_path / "snap", captured_at=NOW, cluster="orion")  # recorded, replayed
+    assert ReadContext.from_snapshot(snap).facts.other[0].failures == report.failures
+    assert result_artifacts(setup.diag_dir, now=NOW + timedelta(days=2)) == []  # stale results are not evidence
