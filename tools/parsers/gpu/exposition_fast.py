@@ -171,6 +171,7 @@ class _Reader:
         if len(found) != chunk.count("\n") + (not chunk.endswith("\n")):
             return False
         labels_seen, out = self.labels, []
+        new, setattr_, cls, fields = _new, _set, MetricSample, _FIELDS  # sample(), inlined: 880,000 calls at 10k nodes
         try:
             for label_text, value_text in found:
                 known = labels_seen.get(label_text)
@@ -181,7 +182,13 @@ class _Reader:
                     known = labels_seen[label_text] = (labels, _host(labels, self.node), labels.get("gpu"))
                 value = float(value_text)
                 if not value >= DCGM_BLANK_MIN:
-                    out.append(sample(name, known[0], value, None, known[1], known[2]))
+                    m = new(cls)
+                    setattr_(m, "__dict__", {"name": name, "labels": known[0], "value": value, "timestamp_s": None,
+                                             "node": known[1], "gpu": known[2]})
+                    setattr_(m, "__pydantic_fields_set__", fields)
+                    setattr_(m, "__pydantic_extra__", None)
+                    setattr_(m, "__pydantic_private__", None)
+                    out.append(m)
         except ValueError:
             return False
         self.out += out

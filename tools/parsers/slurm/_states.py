@@ -7,6 +7,8 @@ short job state codes (``PD``, ``R``, ``CG``...), and the JSON state lists of Sl
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 __all__ = [
     "NODE_BASE_STATES",
     "node_state_from_words",
@@ -150,7 +152,17 @@ def job_state_from_words(words: list[str] | str | None) -> str | None:
     if words is None:
         return None
     if isinstance(words, str):
-        words = [words]
+        return _state_word(words)
+    return _state_words(words)
+
+
+@lru_cache(maxsize=4096)
+def _state_word(word: str) -> str | None:
+    """job_state_from_words of one string (a large cluster prints a handful of them 100,000 times)."""
+    return _state_words([word])
+
+
+def _state_words(words: list[str]) -> str | None:
     upper = [w.strip().upper() for w in words if w and w.strip()]
     if not upper:
         return None

@@ -30,6 +30,8 @@ _ERROR_LINE = re.compile(
 def client_error(text: str, *, path: str, format: str) -> SlurmClientError | None:
     """A SlurmClientError when every non-blank line of ``text`` is Slurm client error output and at
     least one names a communication failure; None for ordinary output."""
+    if len(text) > 20 * 4096:  # error output is a few short lines; real output is never read twice
+        return None
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines or len(lines) > 20:
         return None

@@ -21,7 +21,7 @@ from tools.errors import ParseError
 from tools.models.slurm import SacctRecord
 from tools.parsers.slurm._states import job_state_from_words
 from tools.parsers.slurm._table import Header, read_header, split_fixed, split_row, underline_spans
-from tools.parsers.slurm._values import clean, parse_int, expand_nodes, parse_duration_s, parse_timestamp, tres_gpus
+from tools.parsers.slurm._values import EMPTY_WORDS, clean, parse_int, expand_nodes, parse_duration_s, parse_timestamp, tres_gpus
 
 __all__ = ["parse_sacct_text"]
 
@@ -82,18 +82,23 @@ def parse_sacct_text(text: str, *, path: str, columns: str | None = None) -> lis
     return records
 
 
+def _v(value: str | None) -> str | None:
+    """A cell (already stripped by the table splitter), None for Slurm's empty words."""
+    return None if value is None or value in EMPTY_WORDS else value
+
+
 def _record(row: dict[str, str]) -> SacctRecord:
-    job_id = clean(row.get("JOBID") or row.get("JOBIDRAW"))
+    job_id = _v(row.get("JOBID") or row.get("JOBIDRAW"))
     if job_id is None:
         raise ValueError("row has no JobID")
     return SacctRecord(
         job_id=_restore_step(job_id),
-        name=clean(row.get("JOBNAME")),
-        user=clean(row.get("USER")),
-        account=clean(row.get("ACCOUNT")),
-        partition=clean(row.get("PARTITION")),
-        state=job_state_from_words(clean(row.get("STATE"))),
-        exit_code=clean(row.get("EXITCODE")),
+        name=_v(row.get("JOBNAME")),
+        user=_v(row.get("USER")),
+        account=_v(row.get("ACCOUNT")),
+        partition=_v(row.get("PARTITION")),
+        state=job_state_from_words(_v(row.get("STATE"))),
+        exit_code=_v(row.get("EXITCODE")),
         elapsed_s=parse_duration_s(row.get("ELAPSED")),
         time_limit_s=parse_duration_s(row.get("TIMELIMIT")),
         submit_time=parse_timestamp(row.get("SUBMIT")),
@@ -101,7 +106,7 @@ def _record(row: dict[str, str]) -> SacctRecord:
         end_time=parse_timestamp(row.get("END")),
         nodes=expand_nodes(row.get("NODELIST")),
         num_nodes=parse_int(row.get("NNODES") or row.get("ALLOCNODES")),
-        num_gpus=tres_gpus(row.get("ALLOCTRES")) if clean(row.get("ALLOCTRES")) else None,
+        num_gpus=tres_gpus(row.get("ALLOCTRES")) if _v(row.get("ALLOCTRES")) else None,
         max_rss_kib=_kib(row.get("MAXRSS")),
     )
 

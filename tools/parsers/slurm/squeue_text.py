@@ -19,7 +19,7 @@ from tools.errors import ParseError
 from tools.models.slurm import SlurmJob
 from tools.parsers.slurm._states import job_state_from_words
 from tools.parsers.slurm._table import DATE_LINE, Header, read_header, reason_tail, split_row
-from tools.parsers.slurm._values import clean, parse_int, expand_nodes, gres_gpus, parse_duration_s, parse_timestamp, tres_gpus
+from tools.parsers.slurm._values import EMPTY_WORDS, clean, parse_int, expand_nodes, gres_gpus, parse_duration_s, parse_timestamp, tres_gpus
 
 __all__ = ["parse_squeue_text", "DEFAULT_COLUMNS"]
 
@@ -94,8 +94,13 @@ def _header_from_columns(columns: str, path: str) -> Header:
     return Header([n for n in names if n], 0, delimiter)
 
 
+def _v(value: str | None) -> str | None:
+    """A cell (already split on blanks or stripped), None for Slurm's empty words."""
+    return None if value is None or value in EMPTY_WORDS else value
+
+
 def _job(row: dict[str, str]) -> SlurmJob:
-    job_id = clean(row.get("JOBID") or row.get("JOBARRAYID"))
+    job_id = _v(row.get("JOBID") or row.get("JOBARRAYID"))
     if job_id is None:
         raise ValueError("row has no JOBID")
     nodes: list[str] = []
@@ -108,7 +113,7 @@ def _job(row: dict[str, str]) -> SlurmJob:
     if "NODELIST" in row:
         nodes = expand_nodes(row["NODELIST"])
     if "REASON" in row:
-        reason = clean(row["REASON"])
+        reason = _v(row["REASON"])
     num_nodes = parse_int(row.get("NODES") or row.get("NUM_NODES"))
     num_gpus = None
     if "TRES_ALLOC" in row:
@@ -120,11 +125,11 @@ def _job(row: dict[str, str]) -> SlurmJob:
         num_gpus = gres_gpus(row["TRES_PER_JOB"])
     return SlurmJob(
         job_id=job_id,
-        name=clean(row.get("NAME")) if "NAME" in row else None,
-        user=clean(row.get("USER") or row.get("USERNAME")),
-        account=clean(row.get("ACCOUNT")),
-        partition=clean(row.get("PARTITION")),
-        state=job_state_from_words(clean(row.get("STATE") or row.get("ST"))),
+        name=_v(row.get("NAME")) if "NAME" in row else None,
+        user=_v(row.get("USER") or row.get("USERNAME")),
+        account=_v(row.get("ACCOUNT")),
+        partition=_v(row.get("PARTITION")),
+        state=job_state_from_words(_v(row.get("STATE") or row.get("ST"))),
         reason=reason,
         nodes=nodes,
         num_nodes=num_nodes,
@@ -136,13 +141,13 @@ def _job(row: dict[str, str]) -> SlurmJob:
         start_time=parse_timestamp(row.get("START_TIME")),
         end_time=parse_timestamp(row.get("END_TIME")),
         priority=parse_int(row.get("PRIORITY"), lenient=True),
-        qos=clean(row.get("QOS")),
-        work_dir=clean(row.get("WORK_DIR")),
-        command=clean(row.get("COMMAND")),
+        qos=_v(row.get("QOS")),
+        work_dir=_v(row.get("WORK_DIR")),
+        command=_v(row.get("COMMAND")),
         req_nodes=expand_nodes(row.get("REQ_NODES")),
         exc_nodes=expand_nodes(row.get("EXC_NODES")),
-        reservation=clean(row.get("RESERVATION")),
-        batch_host=clean(row.get("EXEC_HOST")),
+        reservation=_v(row.get("RESERVATION")),
+        batch_host=_v(row.get("EXEC_HOST")),
     )
 
 

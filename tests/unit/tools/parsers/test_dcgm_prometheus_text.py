@@ -127,6 +127,8 @@ def test_a_generated_27_family_scrape_reads_like_the_full_parser() -> None:
     assert len({s.name for s in full}) == 27 and {s.name for s in fast} == set(DCGM_CHECKED_FIELDS) - {
         "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"}
     assert _dump(fast) == _dump([s for s in full if s.name in DCGM_CHECKED_FIELDS])
+    assert fast == [s for s in full if s.name in DCGM_CHECKED_FIELDS]  # built without validation, equal models
+    assert MetricSample.model_validate(fast[0].model_dump()) == fast[0] and repr(fast[0]).startswith("MetricSample(")
 
 
 def test_escaped_labels_and_timestamps_take_the_strict_path() -> None:
