@@ -43,7 +43,10 @@ def safe_host(name: str) -> bool:
 
 
 def _named(expr: str, name: str) -> str:
-    return f'label_replace({expr}, "__name__", "{name}", "", "")'
+    """``expr`` as a series named ``name`` (``warden:stat``), with a ``stat`` label so that ``or``
+    (which matches label sets, not names) keeps two aggregates side by side."""
+    stat = name.split(":", 1)[-1]
+    return f'label_replace(label_replace({expr}, "__name__", "{name}", "", ""), "stat", "{stat}", "", "")'
 
 
 def first_pass_queries(k: int) -> dict[str, str]:
