@@ -28,6 +28,7 @@ from agent.live.session import make_collector, make_runner
 from agent.store import warden_home
 from agent.live.record import context_of
 from agent.settings import WardenSettings
+from tools.actions.gpu_diagnostic import DIAG_JOB_NAME
 from tools.actions.checkpoints import CheckpointCheck, newest_verified_checkpoint, verify_checkpoint
 from tools.actions.base import CommandRunner
 from tools.actions.notify_channels import Channels
@@ -122,6 +123,11 @@ def _workdir(facts: Facts, job: str) -> str | None:
     return getattr(a, "work_dir", None) if a else None
 
 
+def _is_warden_diagnostic(facts: Facts, job: str) -> bool:
+    j, a = facts.job(job), facts.acct_job(job)
+    return DIAG_JOB_NAME in ((j.name if j else None), (a.name if a else None))
+
+
 def live_specs(d: Diagnosis, facts: Facts, cfg: LiveConfig, runner: CommandRunner,
                checks: dict[str, list[CheckpointCheck]] | None = None) -> list[ActionSpec]:
     """The diagnosis' proposed actions, each resubmission pointed at the newest checkpoint that
@@ -131,6 +137,8 @@ def live_specs(d: Diagnosis, facts: Facts, cfg: LiveConfig, runner: CommandRunne
     ck = cfg.checkpoints
     for planned in d.proposed_actions:
         spec = planned.spec
+        if spec.job and _is_warden_diagnostic(facts, spec.job):
+            continue  # Warden's own GPU diagnostic step, failing on the bad node: not a user's job to act on
         if spec.type in _RESUBMITS and spec.job:
             wd = _workdir(facts, spec.job)
             proposed = verify_checkpoint(runner, spec.checkpoint, manifest_name=ck.manifest_name) if spec.checkpoint else None

@@ -62,7 +62,7 @@ def test_2000_gpu_diagnostics_from_a_hostile_diagnosis_run_once(tmp_path):
     took = time.monotonic() - start
     sruns = [a for a in runner.argv if a[0] == "srun"]
     assert len(d.proposed_actions) == 20 and len(outs) == 20
-    assert len(sruns) == 8 and len({a[1] for a in sruns}) == 8  # the per-type cap: 8 diagnostics per run
+    assert len(sruns) == 8 and len({a[2] for a in sruns}) == 8  # the per-type cap: 8 diagnostics per run
     assert [o.status for o in outs].count("executed") == 8
     assert sum(o.status == "refused" and o.refusal.bound == "type-cap" for o in outs) >= 8
     assert all(o.status in ("executed", "refused", "denied") for o in outs)

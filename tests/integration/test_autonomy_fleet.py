@@ -89,7 +89,7 @@ def test_modes_diagnostic_rate_limit_and_other_owners(state_dir: Path, runner: L
         assert diag.status == "executed", diag.message
         assert "FAILED" in diag.verification.observed  # type: ignore[union-attr]
         assert any("GPU 2" in e.text and "GPU Memory" in e.text for e in diag.evidence)  # evidence for the node
-        assert diag.execution and diag.execution.commands[0][:2] == ["srun", f"--nodelist={node}"]
+        assert diag.execution and diag.execution.commands[0][:3] == ["srun", "--job-name=warden-dcgm-diag", f"--nodelist={node}"]
 
         done = _propose(ex, drain)
         assert done.status == "executed" and done.verification and done.verification.ok, done.message

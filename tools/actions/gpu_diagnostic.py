@@ -1,7 +1,7 @@
 """run_gpu_diagnostic: DCGM's diagnostic on one node, through Slurm, its JSON kept as evidence.
 
-    srun --nodelist=<node> --nodes=1 --ntasks=1 --exclusive --time=<min> [--reservation=<r>]
-         dcgmi diag -r <level> -j
+    srun --job-name=warden-dcgm-diag --nodelist=<node> --nodes=1 --ntasks=1 --exclusive --time=<min>
+         [--reservation=<r>] dcgmi diag -r <level> -j
 
 Level 1 takes seconds, level 2 a few minutes, level 3 tens of minutes and level 4 over an hour
 (NVIDIA's DCGM diagnostics guide), so the command's timeout and the job's ``--time`` follow the
@@ -36,7 +36,11 @@ from tools.models.findings import Evidence
 from tools.models.ids import ActionType
 from tools.parsers.gpu.dcgmi_diag_json import parse_dcgmi_diag_json
 
-__all__ = ["RunGpuDiagnostic", "DIAG_TIMEOUT_S"]
+__all__ = ["RunGpuDiagnostic", "DIAG_TIMEOUT_S", "DIAG_JOB_NAME"]
+
+DIAG_JOB_NAME = "warden-dcgm-diag"
+"""Slurm job name of every diagnostic step, so Warden's own (failing) diagnostic is never taken for
+a user's failed job on the suspect node."""
 
 DIAG_TIMEOUT_S: dict[int, float] = {1: 300.0, 2: 1800.0, 3: 5400.0, 4: 14400.0}
 """Wall-clock limit per `dcgmi diag -r` level, seconds: generous over DCGM's documented run
@@ -68,7 +72,8 @@ class RunGpuDiagnostic(Action):
 
     def _commands(self) -> list[list[str]]:
         minutes = int(DIAG_TIMEOUT_S[self.level] // 60)
-        argv = ["srun", f"--nodelist={self.node}", "--nodes=1", "--ntasks=1", "--exclusive", f"--time={minutes}"]
+        argv = ["srun", f"--job-name={DIAG_JOB_NAME}", f"--nodelist={self.node}", "--nodes=1", "--ntasks=1",
+                "--exclusive", f"--time={minutes}"]
         if not self.reservation:
             return [[*argv, "dcgmi", "diag", "-r", str(self.level), "-j"]]
         r = self.reservation

@@ -84,7 +84,7 @@ def test_reversible_drain_pauses_then_runs_after_approval(env):
 def test_read_only_action_runs_without_approval(env):
     setup, slurm, *_ = env
     out = setup.propose(ActionSpec(type="run_gpu_diagnostic", node="gpu007"))
-    assert out.status == "executed" and slurm.mutations[0][:2] == ["srun", "--nodelist=gpu007"]
+    assert out.status == "executed" and slurm.mutations[0][:3] == ["srun", "--job-name=warden-dcgm-diag", "--nodelist=gpu007"]
 
 
 def test_approval_attacks_refused(env):

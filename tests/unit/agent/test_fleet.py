@@ -245,7 +245,7 @@ def test_diagnostic_on_a_warden_drained_node_runs_in_a_maintenance_reservation(e
     assert "Users=warden" in cmds[0] and "Flags=MAINT,IGNORE_JOBS" in cmds[0]
     assert cmds[2][0] == "srun" and "--reservation=warden-diag-gpu007" in cmds[2]
     assert cmds[3] == ["scontrol", "update", "NodeName=gpu007", "State=DRAIN", f"Reason={reason}"]
-    assert [a[:2] for a in slurm.mutations] == [["scontrol", "create"], ["scontrol", "update"], ["srun", "--nodelist=gpu007"],
+    assert [a[:2] for a in slurm.mutations] == [["scontrol", "create"], ["scontrol", "update"], ["srun", "--job-name=warden-dcgm-diag"],
                                                 ["scontrol", "update"], ["scontrol", "delete"]]
     assert slurm.nodes["gpu007"] == ("IDLE+DRAIN", reason)  # back to Warden's drain, reason unchanged
 
@@ -262,9 +262,25 @@ def test_a_failing_diagnostic_is_kept_as_evidence_for_the_next_collection(env, t
     assert setup.propose(ActionSpec(type="run_gpu_diagnostic", node="gpu007")).status == "executed"
     (art,) = result_artifacts(setup.diag_dir, now=NOW + timedelta(hours=1))
     assert art.format == "dcgmi-diag-json" and art.node == "gpu007" and art.path == "gpu/dcgmi-diag-gpu007.json"
-    assert art.command.startswith("srun --nodelist=gpu007")
+    assert art.command.startswith("srun --job-name=warden-dcgm-diag --nodelist=gpu007")
     (report,) = [r for r in build_facts([art], captured_at=NOW).other if isinstance(r, DcgmDiagReport)]
     assert report.node == "gpu007" and not report.passed and [f.gpu for f in report.failures if f.gpu is not None] == [2]
     snap = write_snapshot([art], tmp_path / "snap", captured_at=NOW, cluster="orion")  # recorded, replayed
     assert ReadContext.from_snapshot(snap).facts.other[0].failures == report.failures
     assert result_artifacts(setup.diag_dir, now=NOW + timedelta(days=2)) == []  # stale results are not evidence
+
+
+def test_wardens_own_failing_diagnostic_job_is_never_acted_on(facts):
+    from agent.live.act import live_specs
+    from agent.live.config import LiveConfig
+    from tools.actions import plan_spec
+    from tools.models.findings import Diagnosis
+    from tools.models.slurm import SlurmJob
+
+    f = facts.model_copy(deep=True)
+    f.jobs.append(SlurmJob(job_id="99001", name="warden-dcgm-diag", state="FAILED", nodes=["gpu007"]))
+    specs = [ActionSpec(type="notify_owner", job="99001"), ActionSpec(type="notify_owner", job="73412")]
+    d = Diagnosis(question="q", root_cause="gpu_hardware_fault", confidence=0.9, summary="s",
+                  proposed_actions=[plan_spec(s) for s in specs])
+    kept = live_specs(d, f, LiveConfig(), runner=None)  # type: ignore[arg-type]
+    assert [s.job for s in kept] == ["73412"]
