@@ -1,28 +1,43 @@
-"""Typed events found in kernel logs and job logs."""
+"""Typed events found in kernel/system logs and job logs: one model per event kind.
+
+Each log family is a discriminated union on ``kind`` (pydantic picks the model from the value), so a
+check reads ``ev.xid`` or ``ev.state`` — typed, validated — never a ``dict[str, str]``. Lines that no
+rule classifies but that are error-level are kept as ``generic`` events, so the rule "no error-level
+signal left unexplained" can see what nobody foresaw.
+
+    KernelEvent  = XidEvent | GpuLostEvent | GpuEccEvent | GpuDriverEvent | LustreEvent | FsClientEvent
+                 | OomKillEvent | LinkEvent | PcieEvent | HungTaskEvent | SlurmNodeEvent | GpuStackEvent
+                 | GenericKernelEvent
+    JobLogEvent  = NcclTimeoutEvent | NcclRemoteErrorEvent | NcclErrorEvent | NetEvent | CudaOomEvent
+                 | CudaErrorEvent | TracebackEvent | CheckpointEvent(write/load failure, saved) | NanLossEvent
+                 | EnospcEvent | FsErrorEvent | SlurmMessageEvent | ProgressEvent | GenericJobLogEvent
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-__all__ = ["KernelEvent", "KernelEventKind", "JobLogEvent", "JobLogEventKind", "JobLogSummary"]
-
-KernelEventKind = Literal[
-    "xid",  # NVRM: Xid (PCI:...): N, ...
-    "fallen_off_bus",  # NVRM multi-line "has fallen off the bus" without an Xid number
-    "gpu_ecc",  # uncorrectable ECC / row-remap failure reported by NVRM
-    "lustre_error",  # LustreError: / Lustre: ... lost connection, evicted, LNet timeouts
-    "oom_kill",  # Out of memory: Killed process / oom-kill:
-    "ib_link",  # mlx5/InfiniBand port/link state changes
-    "hung_task",  # INFO: task ... blocked for more than N seconds
-    "other",
+__all__ = [
+    "Severity", "KernelEventBase", "XidEvent", "GpuLostEvent", "GpuEccEvent", "GpuDriverEvent", "LustreEvent",
+    "FsClientEvent", "OomKillEvent", "LinkEvent", "PcieEvent", "HungTaskEvent", "SlurmNodeEvent", "GpuStackEvent",
+    "GenericKernelEvent", "KernelEvent", "KernelEventKind", "make_kernel_event",
+    "JobLogEventBase", "NcclTimeoutEvent", "NcclRemoteErrorEvent", "NcclErrorEvent", "NetEvent", "CudaOomEvent",
+    "CudaErrorEvent", "TracebackEvent", "CheckpointEvent", "NanLossEvent", "EnospcEvent", "FsErrorEvent",
+    "SlurmMessageEvent", "ProgressEvent", "GenericJobLogEvent", "JobLogEvent", "JobLogEventKind",
+    "make_job_log_event", "JobLogSummary",
 ]
 
+Severity = Literal["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
+"""syslog priority names, as ``dmesg -x`` prints them (``kern  :err   :``) or as inferred from the text."""
 
-class KernelEvent(BaseModel):
-    """One interesting kernel log event (from `dmesg -T` / `journalctl -k`; format kernel-log)."""
+
+# --------------------------------------------------------------------------- kernel / system logs
+
+class KernelEventBase(BaseModel):
+    """What every kernel/system log event has (format kernel-log: dmesg, dmesg -T, journalctl)."""
 
     node: str | None = None
     file: str
@@ -30,53 +45,384 @@ class KernelEvent(BaseModel):
     """1-based line number of the event's first line in ``file``."""
     timestamp: str | None = None
     """As printed: ``[ 1843.308145]`` seconds since boot, or a wall-clock prefix; kept verbatim."""
-    kind: KernelEventKind
-    xid: int | None = None
-    pci: str | None = None
-    """PCI address, e.g. ``0000:b3:00.0``."""
-    pid: int | None = None
-    process: str | None = None
     message: str
     """The event text (joined continuation lines for multi-line events), at most ~500 chars."""
-    fields: dict[str, str] = Field(default_factory=dict)
-    """Kind-specific extras, e.g. ``{"target": "lustre-OST0003", "state": "down"}``."""
+    source: str = "kernel"
+    """The daemon that logged the line (``kernel``, ``slurmd``, ``mmfs``, ``nvidia-fabricmanager``,
+    ``kubelet``, ...): the syslog tag, or ``kernel`` for dmesg lines."""
+    severity: Severity | None = None
+    """Printed priority, else inferred from the words of the line; None when neither tells."""
 
 
-JobLogEventKind = Literal[
-    "nccl_timeout",  # watchdog caught collective operation timeout
-    "nccl_remote_error",  # ncclRemoteError / remote process exited / network error
-    "nccl_error",  # other NCCL WARN/error lines (unhandled system error, ...)
-    "cuda_oom",  # CUDA out of memory / OutOfMemoryError
-    "cuda_error",  # CUDA error: ... (illegal memory access, ECC, launch failure)
-    "traceback",  # a Python traceback's final exception line
-    "checkpoint_write_failure",  # torch.save / PytorchStreamWriter failures, ENOSPC while saving
-    "checkpoint_load_failure",  # PytorchStreamReader failed, unexpected EOF, bad zip while loading
-    "checkpoint_saved",  # "saved checkpoint to /path/step_001200" (fields: path, step)
-    "nan_loss",  # loss / grad-norm is nan or inf
-    "enospc",  # No space left on device / Disk quota exceeded
-    "slurm_message",  # slurmstepd / srun error lines (CANCELLED DUE TO TIME LIMIT, ...)
-    "progress",  # a training step line (step/iter/epoch with a loss value)
+class XidEvent(KernelEventBase):
+    """``NVRM: Xid (PCI:0000:b3:00): 79, pid=..., name=..., GPU has fallen off the bus.``"""
+
+    kind: Literal["xid"] = "xid"
+    xid: int
+    pci: str | None = None
+    """PCI address as ``dddd:bb:dd.f``."""
+    pid: int | None = None
+    process: str | None = None
+    pci_printed: str | None = None
+
+
+class GpuLostEvent(KernelEventBase):
+    """A GPU gone from the bus or unusable without an Xid number: NVRM's multi-line "has fallen off the
+    bus", ``GPU is lost``, nvidia-smi's "Unable to determine the device handle ... Unknown Error"."""
+
+    kind: Literal["fallen_off_bus"] = "fallen_off_bus"
+    pci: str | None = None
+    how: Literal["fallen_off_bus", "lost", "no_device_handle", "init_failed"] = "fallen_off_bus"
+
+
+class GpuEccEvent(KernelEventBase):
+    """NVRM text about uncorrectable ECC or a row-remap failure (not an Xid line)."""
+
+    kind: Literal["gpu_ecc"] = "gpu_ecc"
+    pci: str | None = None
+
+
+class GpuDriverEvent(KernelEventBase):
+    """Other NVRM driver errors (RmInitAdapter failed, GSP firmware errors, failed allocations)."""
+
+    kind: Literal["gpu_driver"] = "gpu_driver"
+    pci: str | None = None
+    what: str = "error"
+
+
+LustreState = Literal["connection_lost", "evicted", "connection_restored", "request_timeout", "lnet_timeout",
+                      "op_failed", "error"]
+
+
+class LustreEvent(KernelEventBase):
+    """``LustreError:`` / ``Lustre:`` / ``LNetError:`` client or server lines."""
+
+    kind: Literal["lustre_error"] = "lustre_error"
+    state: LustreState
+    target: str | None = None
+    """Lustre target without the ``-osc-…`` suffix, e.g. ``lustre-OST0003``."""
+    op: str | None = None
+    nid: str | None = None
+    rc: int | None = None
+
+
+FsState = Literal["expelled", "lost_connection", "stale_handle", "unmounted", "not_mounted", "not_responding",
+                  "restored", "not_started", "io_error", "quorum_lost", "error"]
+
+
+class FsClientEvent(KernelEventBase):
+    """A network file system client (or server) problem on this node: GPFS/Spectrum Scale ``mmfs``
+    lines, NFS ``server … not responding``, stale file handles, unmounts, BeeGFS/WekaFS errors."""
+
+    kind: Literal["fs_client"] = "fs_client"
+    fs_type: Literal["gpfs", "nfs", "lustre", "beegfs", "weka", "other"] = "other"
+    state: FsState = "error"
+    fs: str | None = None
+    """File system (device or mount) name when printed."""
+    server: str | None = None
+    """Server, NSD or peer node named by the line."""
+
+
+class OomKillEvent(KernelEventBase):
+    """The kernel OOM killer: ``Out of memory: Killed process …`` / ``oom-kill:…``."""
+
+    kind: Literal["oom_kill"] = "oom_kill"
+    pid: int | None = None
+    process: str | None = None
+    scope: Literal["memcg", "system"] | None = None
+    anon_rss_kib: int | None = None
+    constraint: str | None = None
+    oom_memcg: str | None = None
+    task_memcg: str | None = None
+    uid: str | None = None
+    slurm_job: str | None = None
+    """Job id from a ``/slurm/uid_N/job_4242/`` cgroup path."""
+
+
+LinkState = Literal["down", "up", "init", "armed", "module_error", "module_event", "error"]
+
+
+class LinkEvent(KernelEventBase):
+    """A network port changing state: InfiniBand (mlx5 ``Port: 1 Link DOWN``, cable module events) or
+    Ethernet/RoCE (``ens1f0np0: Link down``, ``NIC Link is Down``)."""
+
+    kind: Literal["ib_link"] = "ib_link"
+    state: LinkState
+    link_type: Literal["ib", "ethernet"] = "ib"
+    device: str | None = None
+    port: str | None = None
+    module: str | None = None
+    detail: str | None = None
+
+
+class PcieEvent(KernelEventBase):
+    """PCIe AER reports (``pcieport … AER: … error received``, ``PCIe Bus Error: severity=…``)."""
+
+    kind: Literal["pcie_error"] = "pcie_error"
+    pci: str | None = None
+    corrected: bool = False
+    """True for ``severity=Corrected`` (logged and fixed by hardware)."""
+
+
+class HungTaskEvent(KernelEventBase):
+    """``INFO: task NAME:PID blocked for more than N seconds`` (a task in D state)."""
+
+    kind: Literal["hung_task"] = "hung_task"
+    pid: int | None = None
+    process: str | None = None
+    blocked_s: int | None = None
+
+
+class SlurmNodeEvent(KernelEventBase):
+    """slurmd / slurmstepd / SPANK plugin lines on a node: prolog or epilog failures, kill-task
+    failures, plugin errors, jobs cancelled by the node's daemon."""
+
+    kind: Literal["slurm_node"] = "slurm_node"
+    what: Literal["prolog_failed", "epilog_failed", "spank_error", "kill_task_failed", "node_fail",
+                  "job_cancelled", "gres_error", "error"] = "error"
+    job: str | None = None
+
+
+class GpuStackEvent(KernelEventBase):
+    """The GPU software stack on a node: nvidia-fabricmanager, nvidia-persistenced, DCGM host engine,
+    the NVIDIA container toolkit, the device plugin, failing or reporting errors."""
+
+    kind: Literal["gpu_stack"] = "gpu_stack"
+    component: str
+    """``fabricmanager``, ``persistenced``, ``dcgm``, ``container-toolkit``, ``device-plugin``, ``driver``."""
+    what: str = "error"
+
+
+class GenericKernelEvent(KernelEventBase):
+    """An error-level line no rule classifies (kept so that nothing error-level goes unseen)."""
+
+    kind: Literal["generic"] = "generic"
+
+
+KernelEvent = Annotated[
+    Union[XidEvent, GpuLostEvent, GpuEccEvent, GpuDriverEvent, LustreEvent, FsClientEvent, OomKillEvent, LinkEvent,
+          PcieEvent, HungTaskEvent, SlurmNodeEvent, GpuStackEvent, GenericKernelEvent],
+    Field(discriminator="kind"),
 ]
+KernelEventKind = Literal["xid", "fallen_off_bus", "gpu_ecc", "gpu_driver", "lustre_error", "fs_client", "oom_kill",
+                          "ib_link", "pcie_error", "hung_task", "slurm_node", "gpu_stack", "generic"]
+_KERNEL = TypeAdapter(KernelEvent)
+_REQUIRED = frozenset({"kind", "file", "line", "message", "state", "component", "error"})
 
 
-class JobLogEvent(BaseModel):
-    """One event from a job's stdout/stderr (format job-log)."""
+def _build(adapter: TypeAdapter, kind: str, values: dict[str, object]) -> BaseModel:
+    """Validate ``values`` as the ``kind`` event; an optional value that does not convert (odd or hostile
+    text, e.g. a 5,000-digit number) is dropped rather than failing the line."""
+    data = {"kind": kind, **values}
+    for _ in range(len(data) + 1):
+        try:
+            return adapter.validate_python(data)
+        except ValidationError as e:
+            bad = {str(err["loc"][1]) for err in e.errors() if len(err["loc"]) > 1} - _REQUIRED
+            if not bad:
+                raise
+            for name in bad:
+                data.pop(name, None)
+    raise AssertionError("unreachable: each retry drops a field")
+
+
+def make_kernel_event(kind: str, **values: object) -> KernelEventBase:
+    """Build the typed event of ``kind`` from its values (validated; unconvertible optional values dropped).
+
+    Raises:
+        pydantic.ValidationError: an unknown kind or a bad required value (a parser bug).
+    """
+    return _build(_KERNEL, kind, values)  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------------------- job logs
+
+class JobLogEventBase(BaseModel):
+    """What every job-log event has (format job-log: a job's stdout/stderr)."""
 
     job: str | None = None
     file: str
     line: int
-    kind: JobLogEventKind
     rank: int | None = None
-    """Global rank when the line names one (``[Rank 3]``, ``rank 3``)."""
+    """Global rank when the line names one (``[Rank 3]``, ``rank 3``, a launcher prefix)."""
     timestamp: datetime | None = None
     """When the line carries a parseable timestamp."""
     exception_type: str | None = None
     """For tracebacks and errors: ``RuntimeError``, ``torch.OutOfMemoryError``, ..."""
     message: str
     """The line (or final traceback line), at most ~500 chars."""
-    fields: dict[str, str] = Field(default_factory=dict)
-    """Kind-specific extras: ``{"op": "ALLREDUCE", "timeout_ms": "1800000", "numel": "1"}``,
-    ``{"step": "1200", "loss": "nan"}``, ``{"tried_gib": "10.84", "total_gib": "23.65"}``."""
+    host: str | None = None
+    """The host that printed the line, when the line names it (NCCL's ``host:pid:tid`` prefix,
+    ``Device: 3, node: gpu017``)."""
+
+
+class NcclTimeoutEvent(JobLogEventBase):
+    """``Watchdog caught collective operation timeout: WorkNCCL(SeqNum=…, OpType=…, NumelIn=…)``."""
+
+    kind: Literal["nccl_timeout"] = "nccl_timeout"
+    op: str | None = None
+    numel: int | None = None
+    numel_out: int | None = None
+    timeout_ms: int | None = None
+    ran_for_ms: int | None = None
+    seq: int | None = None
+
+
+class NcclRemoteErrorEvent(JobLogEventBase):
+    """ncclRemoteError / ``NET/IB : Got completion from peer X with status=12`` / connection closed."""
+
+    kind: Literal["nccl_remote_error"] = "nccl_remote_error"
+    peer: str | None = None
+    port: str | None = None
+    status: int | None = None
+    vendor: int | None = None
+    version: str | None = None
+
+
+class NcclErrorEvent(JobLogEventBase):
+    """Other NCCL WARN / error lines (unhandled system error, DistBackendError, ...)."""
+
+    kind: Literal["nccl_error"] = "nccl_error"
+    version: str | None = None
+
+
+class NetEvent(JobLogEventBase):
+    """A transport event the printing host's own NIC reported: NCCL ``NET/IB : … Got async event : port
+    error``, UCX ``Transport retry count exceeded`` / endpoint timeouts, libfabric CQ errors."""
+
+    kind: Literal["net_event"] = "net_event"
+    transport: Literal["nccl_ib", "ucx", "libfabric", "other"] = "other"
+    device: str | None = None
+    """HCA and port as printed (``mlx5_0:1``)."""
+    what: str = "error"
+    """``port_error``, ``port_active``, ``retry_exceeded``, ``timeout``, ``catastrophic``, ... as read."""
+    fatal: bool = True
+    """False for events that report recovery (``port active``, ``GID table change``)."""
+
+
+class CudaOomEvent(JobLogEventBase):
+    """``CUDA out of memory. Tried to allocate …`` with the sizes it prints (GiB)."""
+
+    kind: Literal["cuda_oom"] = "cuda_oom"
+    gpu: int | None = None
+    tried_gib: float | None = None
+    total_gib: float | None = None
+    allocated_gib: float | None = None
+    reserved_gib: float | None = None
+    free_gib: float | None = None
+    in_use_gib: float | None = None
+    reserved_unallocated_gib: float | None = None
+
+
+class CudaErrorEvent(JobLogEventBase):
+    """``CUDA error: …`` (illegal memory access, uncorrectable ECC, launch failure), cuInit failures,
+    CUBLAS/cudaError codes, "no CUDA-capable device", "Found no NVIDIA driver"."""
+
+    kind: Literal["cuda_error"] = "cuda_error"
+    error: str
+    category: Literal["hardware", "device_missing", "driver", "application", "unknown"] = "unknown"
+    """What the error says about its cause: ``hardware`` (uncorrectable ECC, GPU lost), ``device_missing``
+    (no CUDA-capable device, cuInit failed), ``driver`` (driver/runtime mismatch), ``application``
+    (illegal address, invalid argument: often the program), ``unknown``."""
+    device: int | None = None
+
+
+class TracebackEvent(JobLogEventBase):
+    """A Python traceback, typed by its final line (``message`` is that line)."""
+
+    kind: Literal["traceback"] = "traceback"
+
+
+class CheckpointEvent(JobLogEventBase):
+    """A checkpoint saved (``path``, ``step``), or failing to write or to load."""
+
+    kind: Literal["checkpoint_saved", "checkpoint_write_failure", "checkpoint_load_failure"]
+    path: str | None = None
+    step: int | None = None
+
+
+class NanLossEvent(JobLogEventBase):
+    """A loss or grad norm printed as nan/inf."""
+
+    kind: Literal["nan_loss"] = "nan_loss"
+    metric: str | None = None
+    value: str | None = None
+    step: int | None = None
+
+
+class EnospcEvent(JobLogEventBase):
+    """``No space left on device`` (ENOSPC) or ``Disk quota exceeded`` (EDQUOT)."""
+
+    kind: Literal["enospc"] = "enospc"
+    error: Literal["ENOSPC", "EDQUOT"] = "ENOSPC"
+
+
+class FsErrorEvent(JobLogEventBase):
+    """A file-system error seen by the job: ``Stale file handle`` (ESTALE), ``Transport endpoint is not
+    connected``, ``Input/output error`` (EIO), a mount point missing."""
+
+    kind: Literal["fs_error"] = "fs_error"
+    error: Literal["ESTALE", "ENOTCONN", "EIO", "ENOENT_MOUNT", "other"] = "other"
+    path: str | None = None
+
+
+class SlurmMessageEvent(JobLogEventBase):
+    """slurmstepd / srun lines: ``*** JOB N ON node CANCELLED AT … DUE TO TIME LIMIT ***``, task exits,
+    oom-kill counts, controller errors, ``scontrol ping`` output."""
+
+    kind: Literal["slurm_message"] = "slurm_message"
+    what: str | None = None
+    """``job_cancelled``, ``step_cancelled``, ``task_exit``, ``oom``, ``controller_unreachable``,
+    ``controller_ping``, ``error``..."""
+    id: str | None = None
+    node: str | None = None
+    state: str | None = None
+    at: str | None = None
+    reason: str | None = None
+    """``TIME LIMIT``, ``PREEMPTION``, ``NODE FAILURE`` ... as printed after ``DUE TO``."""
+    tasks: str | None = None
+    status: str | None = None
+    exit_code: int | None = None
+    oom_kill_events: int | None = None
+    controller: str | None = None
+    role: str | None = None
+
+
+class ProgressEvent(JobLogEventBase):
+    """The last training-progress line of a log (step/iter/epoch with a loss)."""
+
+    kind: Literal["progress"] = "progress"
+    step: int | None = None
+    loss: str | None = None
+    epoch: int | None = None
+
+
+class GenericJobLogEvent(JobLogEventBase):
+    """An error-level line no rule classifies (``ERROR``/``FATAL``/``Segmentation fault`` ...)."""
+
+    kind: Literal["generic"] = "generic"
+
+
+JobLogEvent = Annotated[
+    Union[NcclTimeoutEvent, NcclRemoteErrorEvent, NcclErrorEvent, NetEvent, CudaOomEvent, CudaErrorEvent,
+          TracebackEvent, CheckpointEvent, NanLossEvent, EnospcEvent, FsErrorEvent, SlurmMessageEvent,
+          ProgressEvent, GenericJobLogEvent],
+    Field(discriminator="kind"),
+]
+JobLogEventKind = Literal["nccl_timeout", "nccl_remote_error", "nccl_error", "net_event", "cuda_oom", "cuda_error",
+                          "traceback", "checkpoint_write_failure", "checkpoint_load_failure", "checkpoint_saved",
+                          "nan_loss", "enospc", "fs_error", "slurm_message", "progress", "generic"]
+_JOBLOG = TypeAdapter(JobLogEvent)
+
+
+def make_job_log_event(kind: str, **values: object) -> JobLogEventBase:
+    """Build the typed job-log event of ``kind`` (validated; numbers given as text are converted,
+    unconvertible optional values dropped).
+
+    Raises:
+        pydantic.ValidationError: an unknown kind or a bad required value (a parser bug).
+    """
+    return _build(_JOBLOG, kind, values)  # type: ignore[return-value]
 
 
 class JobLogSummary(BaseModel):

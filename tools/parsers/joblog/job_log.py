@@ -23,11 +23,12 @@ import re
 from collections import Counter, deque
 from datetime import datetime
 
-from tools.models.logs import JobLogEvent, JobLogSummary
+from tools.models.logs import JobLogEventBase, JobLogSummary, NcclRemoteErrorEvent, make_job_log_event
 from tools.parsers.joblog.job_log_lines import (
     classify,
     exception_type,
     find_timestamp,
+    line_host,
     parse_watchdog,
     progress_fields,
     rank_in_text,
@@ -52,6 +53,14 @@ _MAX_ANALYZED = 4096  # characters of a line that are classified; real messages 
 
 def _cap(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
+def _typed(kind: str, fields: dict[str, str], **base: object) -> JobLogEventBase:
+    """The typed event of ``kind``; the printing host is read from the line when the classifier did not."""
+    values: dict[str, object] = {**fields, **base}
+    if values.get("host") is None:
+        values["host"] = line_host(str(base.get("message", "")))
+    return make_job_log_event(kind, **values)
 
 
 class _Traceback:
@@ -101,7 +110,7 @@ class _Watchdog:
         return "before timing out" in self.parts[-1] or len(self.parts) >= 3
 
 
-def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLogEvent | JobLogSummary]:
+def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLogEventBase | JobLogSummary]:
     """Parse a job's stdout/stderr (format job-log).
 
     Args:
@@ -121,33 +130,35 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
     ``progress`` (step, loss, epoch as printed; the last one only). Messages are capped
     at 500 characters. Never raises on content.
     """
-    events: list[JobLogEvent] = []
+    events: list[JobLogEventBase] = []
     seen = Counter[str]()
     tracebacks: dict[int | None, _Traceback] = {}
     watchdogs: dict[int | None, _Watchdog] = {}
     timeouts: set[tuple[object, ...]] = set()
-    progress: JobLogEvent | None = None
-    saved: deque[JobLogEvent] = deque(maxlen=MAX_CHECKPOINTS_KEPT)
+    progress: JobLogEventBase | None = None
+    saved: deque[JobLogEventBase] = deque(maxlen=MAX_CHECKPOINTS_KEPT)
     last_ts: datetime | None = None
 
     def emit(kind: str, line: int, rank: int | None, ts: datetime | None, message: str,
              exc: str | None = None, fields: dict[str, str] | None = None) -> None:
         seen[kind] += 1
         last = events[-1] if events else None
-        if (kind == "nccl_remote_error" and last is not None and last.kind == kind
+        if (kind == "nccl_remote_error" and isinstance(last, NcclRemoteErrorEvent)
                 and (rank is None or last.rank == rank) and line - last.line <= 4):
-            for key, value in (fields or {}).items():
-                last.fields.setdefault(key, value)  # one remote error printed over several lines
+            more = _typed(kind, fields or {}, job=job, file=path, line=line, rank=rank, message=_cap(message))
+            for name in ("peer", "port", "status", "vendor", "version", "host"):
+                if getattr(last, name) is None:  # one remote error printed over several lines
+                    setattr(last, name, getattr(more, name))
             seen[kind] -= 1
             return
         if kind == "checkpoint_saved":  # the newest saves matter: keep the last few, not the first
-            saved.append(JobLogEvent(job=job, file=path, line=line, kind=kind, rank=rank, timestamp=ts,
-                                     message=_cap(message), fields=fields or {}))
+            saved.append(_typed(kind, fields or {}, job=job, file=path, line=line, rank=rank, timestamp=ts,
+                                message=_cap(message)))
             return
         if seen[kind] > MAX_EVENTS_PER_KIND:
             return
-        events.append(JobLogEvent(job=job, file=path, line=line, kind=kind, rank=rank, timestamp=ts,  # type: ignore[arg-type]
-                                  exception_type=exc, message=_cap(message), fields=fields or {}))
+        events.append(_typed(kind, fields or {}, job=job, file=path, line=line, rank=rank, timestamp=ts,
+                             exception_type=exc, message=_cap(message)))
 
     def finish_watchdog(w: _Watchdog) -> None:
         joined = " ".join(w.parts)
@@ -204,8 +215,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
         if all(kind == "nan_loss" for kind, _, _ in found):
             fields = progress_fields(stripped)
             if fields is not None:
-                progress = JobLogEvent(job=job, file=path, line=lineno, kind="progress", rank=rank, timestamp=ts,
-                                       message=_cap(stripped), fields=fields)
+                progress = _typed("progress", fields, job=job, file=path, line=lineno, rank=rank, timestamp=ts,
+                                  message=_cap(stripped))
 
     for w in watchdogs.values():
         finish_watchdog(w)
@@ -218,7 +229,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
     events.sort(key=lambda e: e.line)
     summary = JobLogSummary(
         job=job, file=path, lines=len(text.splitlines()), last_timestamp=last_ts,
-        last_step=int(progress.fields["step"]) if progress is not None and "step" in progress.fields else None,
+        last_step=getattr(progress, "step", None),
         events=len(events),
         kinds=dict(seen),
     )

@@ -12,7 +12,7 @@ from datetime import datetime
 
 __all__ = [
     "Classified", "split_rank", "rank_in_text", "find_timestamp", "exception_type", "classify",
-    "parse_watchdog", "progress_fields", "size_gib", "checkpoint_fields",
+    "parse_watchdog", "progress_fields", "size_gib", "checkpoint_fields", "net_event", "fs_error", "line_host",
 ]
 
 Classified = tuple[str, str | None, dict[str, str]]
@@ -40,8 +40,43 @@ _OOM_NEW = re.compile(
     r"of which (?P<free>[\d.]+ \w+) is free\.(?: Including non-PyTorch memory, this process has (?P<in_use>[\d.]+ \w+) memory in use\.)?"
     r"(?: Of the allocated memory (?P<allocated>[\d.]+ \w+) is allocated by PyTorch, and (?P<unalloc>[\d.]+ \w+) is reserved by PyTorch but unallocated)?"
 )
-_CUDA_ERROR = re.compile(r"CUDA error: (?P<error>[^.\n]+)|(?P<cublas>CUBLAS_STATUS_\w+)|(?P<api>cudaError\w+)"
-                         r"|(?P<nodriver>Found no NVIDIA driver on your system)")
+_CUDA_ERROR = re.compile(r"CUDA error: (?P<error>[^.\n]+)|(?P<cublas>CUBLAS_STATUS_\w+)|(?P<api>cudaError\w+|CUDA_ERROR_\w+)"
+                         r"|(?P<nodriver>Found no NVIDIA driver on your system|no CUDA-capable device is detected"
+                         r"|CUDA driver version is insufficient for CUDA runtime version|cuInit\(?\)? (?:failed|returned)[^.]*"
+                         r"|CUDA (?:driver )?initialization(?: failed|: CUDA unknown error)[^.]*"
+                         r"|Failed to initialize NVML: [^.]+|Unexpected error from cudaGetDeviceCount\(\)[^.]*)")
+_CUDA_CATEGORY = [
+    (re.compile(r"uncorrectable ECC|ECC error|GPU is lost|fallen off the bus|CUDA_ERROR_ECC_UNCORRECTABLE", re.IGNORECASE),
+     "hardware"),
+    (re.compile(r"no CUDA-capable device|CUDA_ERROR_NO_DEVICE|cuInit|initialization failed|Found no NVIDIA driver|"
+                r"CUDA unknown error|cudaGetDeviceCount|CUDA_ERROR_NOT_INITIALIZED|Failed to initialize NVML: Unknown",
+                re.IGNORECASE), "device_missing"),
+    (re.compile(r"driver version is insufficient|Driver/library version mismatch|forward compatibility|"
+                r"unsupported display driver", re.IGNORECASE), "driver"),
+    (re.compile(r"illegal memory access|device-side assert|invalid argument|invalid device function|"
+                r"misaligned address|illegal instruction|invalid configuration", re.IGNORECASE), "application"),
+]
+_NET_EVENT = [
+    (re.compile(r"NET/IB ?: (?P<dev>\S+?:\d+)? ?Got async event ?: ?(?P<what>[\w ]+)", re.IGNORECASE), "nccl_ib"),
+    (re.compile(r"UCX\s+(?:ERROR|WARN)\s+(?P<what>.*(?:retry count exceeded|Endpoint timeout|unhandled timeout"
+                r"|Connection reset|Input/output error|transport error|remote access error)[^,]*)", re.IGNORECASE), "ucx"),
+    (re.compile(r"(?P<what>Transport retry count exceeded|IBV_WC_RETRY_EXC_ERR|IBV_WC_REM_ACCESS_ERR|"
+                r"local catastrophic error)", re.IGNORECASE), "other"),
+    (re.compile(r"\b(?:libfabric|fi_cq_readerr|cxi_\w+|efa_\w+)\b.*?(?P<what>\berror\b[^,]*)", re.IGNORECASE), "libfabric"),
+]
+_NET_DEVICE = re.compile(r"\b(?P<dev>mlx\d_\d+(?::\d+)?|ib[a-z0-9]+|hfi\d_\d+)\b")
+_NET_BENIGN = re.compile(r"port active|GID table change|port_active|lid change", re.IGNORECASE)
+_FS_ERROR = [
+    (re.compile(r"Stale (?:NFS )?file handle|Errno 116\b|ESTALE", re.IGNORECASE), "ESTALE"),
+    (re.compile(r"Transport endpoint is not connected|Errno 107\b|ENOTCONN", re.IGNORECASE), "ENOTCONN"),
+    (re.compile(r"Input/output error|Errno 5\b|\bEIO\b", re.IGNORECASE), "EIO"),
+]
+_FS_PATH = re.compile(r"""['"](?P<path>/[^'"\s]{1,300})['"]|(?:^|\s)(?P<bare>/[\w./-]{1,300}):""")
+_HOST_NCCL = re.compile(r"^(?P<host>[A-Za-z][\w.-]{0,62}):\d+:\d+ \[\d+\]")
+_HOST_NAMED = re.compile(r"\b(?:node|host(?:name)?)[:=] ?(?P<host>[A-Za-z][\w-]{0,62}\d[\w-]{0,20})\b")
+_GENERIC = re.compile(r"^\s*(?:\[?(?:ERROR|FATAL|CRITICAL)\]?[: \]]|[EF]\d{4} \d\d:\d\d|.*\b(?:ERROR|FATAL)\b[:\]])"
+                      r"|\b(?:Segmentation fault|core dumped|Bus error|Illegal instruction|terminate called after throwing)\b")
+_GENERIC_BENIGN = re.compile(r"\b(?:warn(?:ing)?|deprecat\w*|0 errors?|no errors?)\b", re.IGNORECASE)
 _REMOTE = re.compile(
     r"ncclRemoteError|remote process exited or there was a network error|NET/IB ?: Got completion from peer"
     r"|Connection closed by remote peer"
@@ -240,6 +275,9 @@ def classify(message: str) -> list[Classified]:
             if m:
                 fields.update({k: v for k, v in m.groupdict().items() if v})
         return [("nccl_remote_error", exception_type(message), fields)]
+    net = net_event(message)
+    if net is not None:
+        return [net]
     if _NCCL_ERROR.search(message) and not _WATCHDOG.search(message):
         fields = {}
         for rx in (_NCCL_HOST, _NCCL_VERSION):
@@ -250,7 +288,11 @@ def classify(message: str) -> list[Classified]:
     cuda = _CUDA_ERROR.search(message)
     if cuda:
         error = (cuda["error"] or cuda["cublas"] or cuda["api"] or cuda["nodriver"]).strip()
-        return [("cuda_error", exception_type(message), {"error": error[:200]})]
+        category = next((name for rx, name in _CUDA_CATEGORY if rx.search(error) or rx.search(message)), "unknown")
+        return [("cuda_error", exception_type(message), {"error": error[:200], "category": category})]
+    fs = fs_error(message)
+    if fs is not None:
+        return [fs]
     if _CKPT_LOAD.search(message):
         return [("checkpoint_load_failure", exception_type(message), {})]
     mega = _CKPT_SAVED_ITER.search(message)
@@ -279,4 +321,38 @@ def classify(message: str) -> list[Classified]:
         if step:
             fields["step"] = step["step"]
         found.append(("nan_loss", None, fields))
+    if not found and _GENERIC.search(message) and not _GENERIC_BENIGN.search(message):
+        found.append(("generic", exception_type(message), {}))
     return found
+
+
+def net_event(message: str) -> Classified | None:
+    """A transport event of the printing host's own NIC (NCCL NET/IB async event, UCX retries); else None."""
+    for rx, transport in _NET_EVENT:
+        m = rx.search(message)
+        if m:
+            dev = m.groupdict().get("dev") or (d["dev"] if (d := _NET_DEVICE.search(message)) else None)
+            what = " ".join(m["what"].split())[:80]
+            fields = {"transport": transport, "what": what, "fatal": "false" if _NET_BENIGN.search(what) else "true"}
+            if dev:
+                fields["device"] = dev
+            return "net_event", exception_type(message), fields
+    return None
+
+
+def fs_error(message: str) -> Classified | None:
+    """A file-system error the job saw (ESTALE, ENOTCONN, EIO) with the path when printed; else None."""
+    for rx, errno in _FS_ERROR:
+        if rx.search(message):
+            fields = {"error": errno}
+            p = _FS_PATH.search(message)
+            if p:
+                fields["path"] = (p["path"] or p["bare"])[:300]
+            return "fs_error", exception_type(message), fields
+    return None
+
+
+def line_host(message: str) -> str | None:
+    """The host a line says printed it: NCCL's ``host:pid:tid [dev]`` prefix or ``node: X`` / ``hostname=X``."""
+    m = _HOST_NCCL.match(message) or _HOST_NAMED.search(message)
+    return m["host"] if m else None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.models.logs import JobLogEvent
+from tools.models.logs import JobLogEventBase as JobLogEvent
 from tools.parsers.joblog.job_log import MAX_CHECKPOINTS_KEPT, parse_job_log
 
 
@@ -22,9 +22,9 @@ def test_common_save_lines():
         # key=value style
         "[2026-11-29T17:10:24] saved checkpoint step=4 path=/w/ckpt/step_000004",
     ]) + "\n"
-    got = [(e.fields["path"], e.fields.get("step"), e.line) for e in saved(text)]
-    assert got == [("/lustre/a/ckpt/step_002000", "2000", 1), ("/proj/x/epoch=49-step=62500.ckpt", "62500", 2),
-                   ("/scratch/out/checkpoint-500", "500", 3), ("/w/ckpt/step_000004", "4", 4)]
+    got = [(e.path, getattr(e, "step", None), e.line) for e in saved(text)]
+    assert got == [("/lustre/a/ckpt/step_002000", 2000, 1), ("/proj/x/epoch=49-step=62500.ckpt", 62500, 2),
+                   ("/scratch/out/checkpoint-500", 500, 3), ("/w/ckpt/step_000004", 4, 4)]
 
 
 def test_a_failed_save_is_not_a_save():
@@ -35,12 +35,12 @@ def test_only_the_newest_saves_are_kept():
     text = "".join(f"saved checkpoint to /c/step_{i:06d}\n" for i in range(MAX_CHECKPOINTS_KEPT + 30))
     events = saved(text)
     assert len(events) == MAX_CHECKPOINTS_KEPT
-    assert events[-1].fields["step"] == str(MAX_CHECKPOINTS_KEPT + 29)
+    assert events[-1].step == MAX_CHECKPOINTS_KEPT + 29
 
 
 def test_megatron_save_line_gives_iteration_and_directory():
     (e,) = saved("successfully saved checkpoint from iteration   42000 to /scratch/h/gpt30b/ckpt [ t 1/8, p 1/1 ]\n")
-    assert e.fields == {"path": "/scratch/h/gpt30b/ckpt", "step": "42000"}
+    assert (e.path, e.step) == ("/scratch/h/gpt30b/ckpt", 42000)
 
 
 def test_controller_errors_in_a_transcript_are_slurm_messages():
@@ -48,8 +48,8 @@ def test_controller_errors_in_a_transcript_are_slurm_messages():
             "Slurmctld(primary) at ctl1 is DOWN\n"
             "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)\n")
     events = [e for e in parse_job_log(text, path="t", job=None) if isinstance(e, JobLogEvent)]
-    assert [e.fields.get("what") for e in events] == ["controller_unreachable", "controller_ping", "controller_unreachable"]
-    assert events[1].fields["controller"] == "ctl1" and events[1].fields["state"] == "DOWN"
+    assert [getattr(e, "what", None) for e in events] == ["controller_unreachable", "controller_ping", "controller_unreachable"]
+    assert events[1].controller == "ctl1" and events[1].state == "DOWN"
 
 
 def test_traceback_behind_a_logging_prefix_and_missing_driver():
@@ -59,4 +59,4 @@ def test_traceback_behind_a_logging_prefix_and_missing_driver():
             "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU\n")
     events = [e for e in parse_job_log(text, path="p") if isinstance(e, JobLogEvent)]
     assert [(e.kind, e.line) for e in events] == [("traceback", 1), ("cuda_error", 3)]
-    assert events[1].fields["error"] == "Found no NVIDIA driver on your system"
+    assert events[1].error == "Found no NVIDIA driver on your system"

@@ -1,0 +1,104 @@
+"""Kernel/system-log classifiers for the host: OOM killer, hung tasks, slurmd/slurmstepd/SPANK lines, and
+the error-level test that keeps unclassified lines as generic events.
+
+Shapes: the kernel's OOM messages (``oom-kill:constraint=…,task_memcg=/slurm/uid_N/job_N/…``,
+``Memory cgroup out of memory: Killed process N (name) … anon-rss:…kB``), the hung-task detector
+(``INFO: task NAME:PID blocked for more than N seconds.``), slurmd/slurmstepd syslog lines
+(``error: prolog failed: rc:…``, ``spank-epilog: error: pyxis: …``, ``*** JOB N STEPD TERMINATED ON …
+DUE TO JOB NOT ENDING WITH SIGNALS ***``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tools.parsers.kernel._gpu import Classified
+
+__all__ = ["classify_oom", "classify_hung", "classify_slurm_node", "error_level", "SLURM_SOURCES"]
+
+_OOM_KILLED = re.compile(r"(?P<scope>Memory cgroup out of memory|Out of memory)(?: \([^)]*\))?: Kill(?:ed)? process "
+                         r"(?P<pid>\d{1,10}) \((?P<proc>[^)]*)\)")
+_OOM_KILLED_OLD = re.compile(r"^Killed process (?P<pid>\d{1,10}) \((?P<proc>[^)]*)\)")
+_OOM_KILL = re.compile(r"^oom-kill:(?P<kv>\S+)")
+_ANON_RSS = re.compile(r"anon-rss:(?P<kib>\d{1,15})kB")
+_SLURM_JOB = re.compile(r"/job_(?P<job>\d{1,12})")
+_HUNG = re.compile(r"^INFO: task (?P<proc>.+):(?P<pid>\d{1,10}) blocked for more than (?P<secs>\d{1,10}) seconds")
+
+SLURM_SOURCES = ("slurmd", "slurmstepd", "slurmctld", "spank", "slurm-prolog", "slurm-epilog")
+_SLURM_RULES = [
+    (re.compile(r"spank[-_:]|pyxis|enroot", re.IGNORECASE), "spank_error"),
+    (re.compile(r"prolog (?:failed|error)|error: .*prolog|Prolog failed", re.IGNORECASE), "prolog_failed"),
+    (re.compile(r"epilog (?:failed|error)|error: .*epilog|Epilog failed", re.IGNORECASE), "epilog_failed"),
+    (re.compile(r"NOT ENDING WITH SIGNALS|Kill task failed|unkillable", re.IGNORECASE), "kill_task_failed"),
+    (re.compile(r"DUE TO NODE FAIL", re.IGNORECASE), "node_fail"),
+    (re.compile(r"\*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED", re.IGNORECASE), "job_cancelled"),
+    (re.compile(r"gres|gpu count|Invalid GRES", re.IGNORECASE), "gres_error"),
+]
+_SLURM_JOBID = re.compile(r"(?:JOB|JobId=|job[ _])(?P<job>\d{1,12})", re.IGNORECASE)
+
+_ERROR_WORDS = re.compile(
+    r"\b(?:error|errors|err|fail(?:ed|ure|ing)?|fatal|critical|panic|timed? ?out|timeout|unable to|cannot|can't|"
+    r"corrupt(?:ed|ion)?|abort(?:ed|ing)?|segfault|oops|bug:|refused|unreachable|lost|exception|"
+    r"uncorrectable|offline|not responding|denied)\b", re.IGNORECASE)
+_BENIGN = re.compile(
+    r"\b(?:corrected|correctable|no errors?|0 errors|errors?: 0|recovered|succeeded|successful(?:ly)?|"
+    r"error[_ ]?count[=: ]0|ignoring|ignored)\b|^ACPI (?:BIOS )?(?:Error|Warning)|\bACPI Error\b|"
+    r"AE_NOT_FOUND|firmware bug|module verification failed|tainting kernel|\[Firmware Bug\]|ERST: Error Record|Spectre|retbleed|mitigation",
+    re.IGNORECASE)
+"""Error words that describe something fixed or firmware noise every node prints (ACPI table bugs)."""
+
+
+def classify_oom(msg: str) -> Classified | None:
+    """An OOM-killer kill (the ``oom-kill:`` summary or the ``Killed process`` line); else None."""
+    m = _OOM_KILLED.search(msg) or _OOM_KILLED_OLD.search(msg)
+    if m:
+        values: dict[str, object] = {"pid": int(m["pid"]), "process": m["proc"][:200]}
+        scope = m.groupdict().get("scope")
+        if scope:
+            values["scope"] = "memcg" if scope.startswith("Memory cgroup") else "system"
+        rss = _ANON_RSS.search(msg)
+        if rss:
+            values["anon_rss_kib"] = int(rss["kib"])
+        return "oom_kill", values
+    m = _OOM_KILL.search(msg)
+    if m:
+        kv = dict(part.split("=", 1) for part in m["kv"].split(",") if "=" in part)
+        values = {k: v[:200] for k, v in kv.items() if k in ("constraint", "oom_memcg", "task_memcg", "uid")}
+        job = _SLURM_JOB.search(kv.get("task_memcg", "") or kv.get("oom_memcg", ""))
+        if job:
+            values["slurm_job"] = job["job"]
+        pid = kv.get("pid", "")
+        values["pid"] = int(pid) if pid.isdigit() and len(pid) <= 10 else None
+        values["process"] = kv["task"][:200] if kv.get("task") else None
+        return "oom_kill", values
+    return None
+
+
+def classify_hung(msg: str) -> Classified | None:
+    """A hung-task (D state) report; else None."""
+    m = _HUNG.search(msg)
+    if not m:
+        return None
+    return "hung_task", {"pid": int(m["pid"]), "process": m["proc"][:200], "blocked_s": int(m["secs"])}
+
+
+def classify_slurm_node(source: str, msg: str, level: str | None) -> Classified | None:
+    """An error line of slurmd, slurmstepd or a SPANK plugin on a node; else None."""
+    spank = bool(re.match(r"spank[-_]", msg)) or "spank" in source
+    if not (source.startswith(SLURM_SOURCES) or spank):
+        return None
+    if not (spank or "error" in msg.lower() or "***" in msg or level in ("err", "crit", "alert", "emerg")):
+        return None
+    what = next((name for rx, name in _SLURM_RULES if rx.search(msg)), "error")
+    job = _SLURM_JOBID.search(msg)
+    return "slurm_node", {"what": what, "job": job["job"] if job else None}
+
+
+def error_level(msg: str, level: str | None) -> bool:
+    """Whether an unclassified line is error-level: a printed priority of err or worse, or (when none is
+    printed) error words that are not about something corrected or known firmware noise."""
+    if level in ("emerg", "alert", "crit", "err"):
+        return not _BENIGN.search(msg)
+    if level is not None:
+        return False
+    return bool(_ERROR_WORDS.search(msg)) and not _BENIGN.search(msg)

@@ -1,0 +1,57 @@
+"""Kernel-log classifiers for networks and buses: InfiniBand and Ethernet/RoCE link changes, PCIe AER.
+
+Shapes: mlx5_core ``Port: 1 Link DOWN`` / ``Port module event[error]: module 0, Cable error`` (mlx5
+driver messages), ``ib0: lost carrier``, Ethernet ``ens1f0np0: Link down`` (mlx5 RoCE), ``NIC Link is
+Down`` (ixgbe/i40e/ice/bnxt_en), and the PCIe AER driver's ``AER: Corrected error received`` /
+``PCIe Bus Error: severity=Uncorrected (Fatal)``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tools.parsers.kernel._gpu import Classified, normalize_pci
+
+__all__ = ["classify_link", "classify_pcie"]
+
+_IB_PORT = re.compile(r"(?P<dev>mlx\d_\d+|mlx\d_core \S+)?:? ?Port: (?P<port>\d+) Link (?P<state>DOWN|ACTIVE|INIT|ARMED|UP)\b")
+_IB_MODULE = re.compile(r"(?:mlx\d_port_module_event.*)?Port module event(?P<err>\[error\])?: module (?P<module>\d+), (?P<detail>.*)")
+_CARRIER = re.compile(r"^(?:IPv6: ADDRCONF\(NETDEV_CHANGE\): )?(?P<dev>[a-z][\w.-]{0,31}): (?P<what>lost carrier|link becomes ready|carrier on)")
+_LINK_UPDOWN = re.compile(r"^(?:mlx\d_core|ixgbe|i40e|ice|bnxt_en|tg3|igb|e1000e|ena|gve|virtio_net)? ?\S* ?"
+                          r"(?P<dev>(?:ib|ibp|ens|enp|eno|eth|bond)[\w.-]{0,24}): (?:NIC )?Link (?:is )?(?P<state>up|down)\b",
+                          re.IGNORECASE)
+_AER = re.compile(r"\bAER: (?P<sev>Corrected|Uncorrected|Multiple Corrected|Multiple Uncorrected)[^:]*error", re.IGNORECASE)
+_PCIE_SEV = re.compile(r"PCIe Bus Error: severity=(?P<sev>Corrected|Uncorrected|Uncorrectable)", re.IGNORECASE)
+
+
+def _link_type(dev: str) -> str:
+    return "ib" if dev.startswith(("ib", "mlx")) else "ethernet"
+
+
+def classify_link(msg: str) -> Classified | None:
+    """An InfiniBand or Ethernet/RoCE port, carrier or cable-module event in one message; else None."""
+    m = _IB_PORT.search(msg)
+    if m:
+        state = {"DOWN": "down", "ACTIVE": "up", "UP": "up"}.get(m["state"], m["state"].lower())
+        return "ib_link", {"state": state, "port": m["port"], "link_type": "ib",
+                           "device": m["dev"].split()[-1] if m["dev"] else None}
+    m = _IB_MODULE.search(msg)
+    if m:
+        return "ib_link", {"state": "module_error" if m["err"] else "module_event", "module": m["module"],
+                           "detail": m["detail"][:200], "link_type": "ib"}
+    m = _CARRIER.search(msg)
+    if m and m["dev"].startswith(("ib", "en", "eth", "bond")):
+        return "ib_link", {"state": "down" if m["what"] == "lost carrier" else "up", "port": m["dev"],
+                           "link_type": _link_type(m["dev"])}
+    m = _LINK_UPDOWN.search(msg)
+    if m:
+        return "ib_link", {"state": m["state"].lower(), "port": m["dev"], "link_type": _link_type(m["dev"])}
+    return None
+
+
+def classify_pcie(msg: str) -> Classified | None:
+    """A PCIe AER error report; ``corrected`` says whether hardware fixed it. Else None."""
+    m = _AER.search(msg) or _PCIE_SEV.search(msg)
+    if not m:
+        return None
+    return "pcie_error", {"pci": normalize_pci(msg), "corrected": m["sev"].lower().startswith(("corrected", "multiple corrected"))}

@@ -1,0 +1,130 @@
+"""Kernel/system-log classifiers for file systems: Lustre/LNet, GPFS (Spectrum Scale), NFS, BeeGFS.
+
+Shapes: the Lustre manual and lustre-discuss threads (``LustreError: 11-0: …-osc-…: operation
+ost_write to node … failed: rc = -107``, ``Connection to … was lost; in progress operations …``,
+``This client was evicted by …``, ``Connection restored to …``, LNet ``Timed out tx``); IBM Spectrum
+Scale's mmfs log and syslog (``[E] Node … is being expelled because of an expired lease``, ``Lost
+membership in cluster``, ``Unmounting file systems``, ``File System fs1 unmounted by the system``,
+``Close connection to … (Connection timed out)``, 6027-xxxx messages); the Linux NFS client
+(``nfs: server X not responding, still trying`` / ``nfs: server X OK``, stale file handles).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tools.parsers.kernel._gpu import Classified
+
+__all__ = ["classify_lustre", "classify_fs_client"]
+
+# Targets and NIDs are found by their fixed tail and then walked back to the token start: a
+# pattern like "[\w.-]+?-OST\d{4}" backtracks quadratically on long hostile lines.
+_TARGET_TAIL = re.compile(r"-(?:MDT|OST)[0-9a-fA-F]{4}(?![0-9a-fA-F])")
+_NID_TAIL = re.compile(r"@(?:o2ib|tcp|kfi|gni|ptl)\d*\b")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_NID_CHARS = _NAME_CHARS | {":"}
+_RC = re.compile(r"\brc = (?P<rc>-?\d{1,6})")
+_LUSTRE_OP = re.compile(r"operation (?P<op>\w+) to node (?P<nid>\S+) failed")
+_LUSTRE_STATES = [
+    (re.compile(r"was lost; in progress operations"), "connection_lost"),
+    (re.compile(r"This client was evicted by"), "evicted"),
+    (re.compile(r"Connection restored to"), "connection_restored"),
+    (re.compile(r"Request sent has timed out|Request sent has failed"), "request_timeout"),
+    (re.compile(r"Timed out"), "lnet_timeout"),
+    (re.compile(r"operation \w+ to node \S+ failed"), "op_failed"),
+]
+
+_GPFS_SOURCES = ("mmfs", "mmfsd", "gpfs", "mmsysmon", "mmfs.log")
+_GPFS_RULES = [
+    (re.compile(r"is being expelled|\bExpel(?:ling|led)?\b|expelled from", re.IGNORECASE), "expelled"),
+    (re.compile(r"Lost membership in cluster|No quorum|quorum (?:loss|lost)|lease (?:renewal is overdue|expired)",
+                re.IGNORECASE), "quorum_lost"),
+    (re.compile(r"Unmounting file system|unmounted by the system|File system \S+ unmounted|forced unmount",
+                re.IGNORECASE), "unmounted"),
+    (re.compile(r"Stale (?:NFS )?file handle", re.IGNORECASE), "stale_handle"),
+    (re.compile(r"Close connection to|Connection (?:to \S+ )?(?:lost|timed out|reset)|Disconnect(?:ed|ing) from",
+                re.IGNORECASE), "lost_connection"),
+    (re.compile(r"mmfsd (?:is not running|exited|terminated)|GPFS is (?:not running|down)|daemon (?:is )?down|"
+                r"mmfsd.*(?:failed|abnormal)", re.IGNORECASE), "not_started"),
+    (re.compile(r"Connected to|Accepted and connected|mounted file system|Mounted file system", re.IGNORECASE),
+     "restored"),
+    (re.compile(r"\bI/O error|\bEIO\b|Input/output error|disk (?:failure|is down)|unable to access disks",
+                re.IGNORECASE), "io_error"),
+]
+_GPFS_TEXT = re.compile(r"\bGPFS\b|\bmmfs|6027-\d{3,4}")
+_GPFS_FS = re.compile(r"[Ff]ile [Ss]ystem (?P<fs>[\w.-]{1,64})")
+_GPFS_NODE = re.compile(r"\b(?:Node |to |from )?\d{1,3}(?:\.\d{1,3}){3} \((?P<node>[\w.-]{1,64})\)")
+_NFS = re.compile(r"^nfs\d?: server (?P<server>[\w.:\[\]-]{1,128}) (?P<state>not responding|OK)\b")
+_STALE = re.compile(r"\bStale (?:NFS )?file handle\b", re.IGNORECASE)
+_BEEGFS = re.compile(r"^beegfs: .*(?:Communication error|Unable to|error|fail)", re.IGNORECASE)
+
+
+def _walk_back(text: str, end: int, allowed: frozenset[str], limit: int = 64) -> int:
+    """Start index of the run of ``allowed`` characters that ends at ``end`` (at most ``limit``)."""
+    start = end
+    while start > 0 and end - start < limit and text[start - 1] in allowed:
+        start -= 1
+    return start
+
+
+def _find_target(msg: str) -> str | None:
+    """First Lustre target name (``lustre-OST0003``) in a message, without the -osc-… suffix."""
+    for m in _TARGET_TAIL.finditer(msg):
+        start = _walk_back(msg, m.start(), _NAME_CHARS)
+        if start < m.start():
+            return msg[start:m.end()].lstrip("-.")
+    return None
+
+
+def _find_nid(msg: str) -> str | None:
+    """First LNet NID (``10.0.0.13@o2ib``) in a message."""
+    for m in _NID_TAIL.finditer(msg):
+        start = _walk_back(msg, m.start(), _NID_CHARS)
+        if start < m.start():
+            return msg[start:m.end()]
+    return None
+
+
+def classify_lustre(msg: str) -> Classified | None:
+    """A Lustre/LNet error or state change (informational ``Lustre:`` lines are not events)."""
+    if not msg.startswith(("LustreError:", "LNetError:", "Lustre:", "LNet:")):
+        return None
+    state = next((name for rx, name in _LUSTRE_STATES if rx.search(msg)), None)
+    if state is None:
+        if not msg.startswith(("LustreError:", "LNetError:")):
+            return None
+        state = "error"
+    values: dict[str, object] = {"state": state}
+    op = _LUSTRE_OP.search(msg)
+    if op:
+        values["op"] = op["op"]
+    target, nid, rc = _find_target(msg), _find_nid(msg), _RC.search(msg)
+    if target:
+        values["target"] = target
+    if nid:
+        values["nid"] = nid
+    if rc:
+        values["rc"] = int(rc["rc"])
+    return "lustre_error", values
+
+
+def classify_fs_client(source: str, msg: str) -> Classified | None:
+    """A GPFS, NFS or BeeGFS client/server event in one message; else None."""
+    m = _NFS.match(msg)
+    if m:
+        return "fs_client", {"fs_type": "nfs", "server": m["server"],
+                             "state": "restored" if m["state"] == "OK" else "not_responding"}
+    gpfs = source in _GPFS_SOURCES or bool(_GPFS_TEXT.search(msg))
+    if gpfs:
+        state = next((name for rx, name in _GPFS_RULES if rx.search(msg)), None)
+        if state is None:
+            return None
+        fs = _GPFS_FS.search(msg)
+        node = _GPFS_NODE.search(msg)
+        return "fs_client", {"fs_type": "gpfs", "state": state, "fs": fs["fs"] if fs else None,
+                             "server": node["node"] if node else None}
+    if _STALE.search(msg):
+        return "fs_client", {"fs_type": "nfs" if "nfs" in msg.lower() else "other", "state": "stale_handle"}
+    if _BEEGFS.search(msg):
+        return "fs_client", {"fs_type": "beegfs", "state": "lost_connection" if "ommunication" in msg else "error"}
+    return None
