@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from tools.errors import CommandError, HTTPSourceError, SourceError
 from tools.facts import build_facts
 from tools.live.model import LivePlanInput
+from tools.models.unreadable import Unreadable
 from tools.parsers.slurm.client_error import SLURM_FORMATS, client_error
 from tools.live.plan import display, first_requests, followup_requests
 from tools.read.context import ProgressFn, ReadContext
@@ -158,6 +159,11 @@ def live_context(collector: LiveCollector) -> ReadContext:
         finally:
             collector.close()
 
+    def failed() -> list[Unreadable]:
+        return [Unreadable(kind="fetch", command=display(req), format=req.format, node=req.node, job=req.job,
+                           reason=why[:300]) for req, why in collector.failures]
+
     ctx = ReadContext(collect, captured_at=collector.captured_at, cluster=collector.cfg.cluster,
-                      on_progress=collector.on_progress, checks=[c.model_dump() for c in collector.cfg.checks])
+                      on_progress=collector.on_progress, checks=[c.model_dump() for c in collector.cfg.checks],
+                      unreadable=failed)
     return ctx

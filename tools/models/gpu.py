@@ -44,5 +44,8 @@ class GpuStatus(BaseModel):
     clocks_max_sm_mhz: float | None = None
     ecc_dbe_volatile: int | None = None
     fields: dict[str, str] = Field(default_factory=dict)
+    lost: str | None = None
+    """Set when nvidia-smi could not reach the GPU: its words (``Unable to determine the device handle ...:
+    Unknown Error``, ``GPU is lost``, ``ERR!`` in a field); the GPU is then gone from the bus or hung."""
     clocks_event_reasons: list[str] = Field(default_factory=list)
     """Active clock event (throttle) reasons from ``nvidia-smi -q``, e.g. ``["SW Thermal Slowdown"]``."""

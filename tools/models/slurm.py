@@ -51,6 +51,10 @@ class SlurmJob(BaseModel):
     exc_nodes: list[str] = Field(default_factory=list)
     reservation: str | None = None
     batch_host: str | None = None
+    restarts: int | None = None
+    """Times the job was requeued (scontrol ``Restarts=``)."""
+    constraint: str | None = None
+    """Requested node features (``--constraint``; scontrol ``Features=``)."""
 
 
 class SlurmNode(BaseModel):

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from tools.checks import run_checks
+from tools.errors import SnapshotError
 from tools.facts import Facts, build_facts
 from tools.models.findings import Finding
+from tools.models.unreadable import Unreadable
 from tools.sources.base import RawArtifact
 from tools.sources.snapshot import SnapshotSource
 
@@ -23,35 +25,49 @@ ProgressFn = Callable[[str], None]
 class ReadContext:
     """Lazily collects and parses evidence once; every read tool and check shares the result.
 
+    Evidence that cannot be read (a file that does not parse or is absent, a fetch that fails, a check
+    that raises) is recorded in ``facts.unreadable`` and the rest is still used; with ``strict`` the
+    first such file raises instead (the behaviour CI pipelines that want exit 2 ask for).
+
     Args:
         collect: yields raw artifacts (from a snapshot, or fetched live).
         captured_at: "now" for time computations (a snapshot's capture time during replay).
         cluster: cluster name, if known.
         on_progress: optional progress callback.
         checks: site check overrides (see tools.checks.run_checks).
+        unreadable: called once after collection for evidence the source already knows it could not read
+            (absent files, failed live fetches).
+        strict: raise on the first unreadable file instead of recording it.
     """
 
     def __init__(self, collect: Callable[[], Iterable[RawArtifact]], *, captured_at: datetime | None = None,
                  cluster: str | None = None, on_progress: ProgressFn | None = None,
-                 checks: list[Mapping[str, Any]] | None = None) -> None:
+                 checks: list[Mapping[str, Any]] | None = None,
+                 unreadable: Callable[[], Iterable[Unreadable]] | None = None, strict: bool = False) -> None:
         self._collect = collect
         self.checks = checks
         """Site check overrides (``[[checks]]`` of warden.toml) that get_findings and diagnose apply."""
         self._captured_at = captured_at
         self._cluster = cluster
+        self._unreadable = unreadable
+        self.strict = strict
         self._facts: Facts | None = None
         self._findings: list[Finding] | None = None
         self.on_progress = on_progress
 
     @classmethod
     def from_snapshot(cls, root: Path, *, on_progress: ProgressFn | None = None,
-                      checks: list[Mapping[str, Any]] | None = None) -> ReadContext:
+                      checks: list[Mapping[str, Any]] | None = None, strict: bool = False) -> ReadContext:
         """Replay a snapshot directory (DESIGN.md snapshot format).
 
+        A listed file that is absent or unreadable is recorded as unreadable evidence (with ``strict``
+        it is an error).
+
         Raises:
-            SnapshotError: the manifest is invalid or lists absent files.
+            SnapshotError: the manifest is invalid (or, with ``strict``, lists an absent file).
         """
-        src = SnapshotSource(root)
+        src = SnapshotSource(root, allow_absent=not strict)
+        missing: list[Unreadable] = []
 
         def collect() -> Iterable[RawArtifact]:
             entries = src.entries()
@@ -62,22 +78,32 @@ class ReadContext:
                 if ctx.on_progress and (now - last >= 0.1 or i + 1 == len(entries)):
                     last = now
                     ctx.on_progress(f"reading {entry.path} ({entry.format}) [{i + 1}/{len(entries)}]")
-                yield src.read(entry)
+                try:
+                    yield src.read(entry)
+                except SnapshotError as e:
+                    if strict:
+                        raise
+                    missing.append(Unreadable(kind="file", path=entry.path, format=entry.format, node=entry.node,
+                                              job=entry.job, reason=str(e)))
 
         ctx = cls(collect, captured_at=src.manifest.captured_at, cluster=src.manifest.cluster.name,
-                  on_progress=on_progress, checks=checks if checks is not None else (src.manifest.checks or None))
+                  on_progress=on_progress, checks=checks if checks is not None else (src.manifest.checks or None),
+                  unreadable=lambda: missing, strict=strict)
         return ctx
 
     @property
     def findings(self) -> list[Finding]:
         """Every check's findings over these facts with the site's overrides, most confident first;
         computed once (a run asks for findings several times: per named culprit, then for the Diagnosis).
+        A check that raised is recorded in ``facts.unreadable`` (kind ``check``).
 
         Raises:
             ConfigError: a site check override is invalid.
         """
         if self._findings is None:
-            self._findings = run_checks(self.facts, self.checks)
+            run = run_checks(self.facts, self.checks)
+            self.facts.unreadable.extend(run.failed)
+            self._findings = run.findings
         return self._findings
 
     @property
@@ -85,8 +111,12 @@ class ReadContext:
         """The parsed facts; collected and parsed on first use.
 
         Raises:
-            ParseError / UnknownFormatError / SourceError: from the first artifact that fails.
+            ParseError / UnknownFormatError / SnapshotError: only with ``strict``, from the first artifact
+                that fails; SourceError when the source itself cannot be used.
         """
         if self._facts is None:
-            self._facts = build_facts(self._collect(), captured_at=self._captured_at, cluster=self._cluster)
+            arts = list(self._collect())
+            known = list(self._unreadable()) if self._unreadable else []
+            self._facts = build_facts(arts, captured_at=self._captured_at, cluster=self._cluster,
+                                      unreadable=known, strict=self.strict)
         return self._facts

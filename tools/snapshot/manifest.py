@@ -62,10 +62,11 @@ def _first_error(err: ValidationError) -> str:
     return f"{loc}: {e['msg']}"
 
 
-def load_manifest(snapshot_dir: Path) -> Manifest:
+def load_manifest(snapshot_dir: Path, *, allow_absent: bool = False) -> Manifest:
     """Read and validate ``<snapshot_dir>/manifest.yaml``.
 
-    Checks that every listed file exists, stays inside the snapshot, and that every file in the
+    Checks that every listed file stays inside the snapshot, exists (unless ``allow_absent``: a replay
+    then records an absent file as unreadable evidence and reads the rest), and that every file in the
     snapshot is listed (DESIGN.md: both are errors).
 
     Raises:
@@ -136,7 +137,7 @@ def _check_files(snapshot_dir: Path, manifest: Manifest, mpath: Path) -> None:
         p = (snapshot_dir / entry.path).resolve()  # symlinks and odd paths: the careful way
         if root not in p.parents:
             raise SnapshotError(f"{mpath}: file {entry.path!r} is outside the snapshot")
-        if not p.is_file():
+        if not p.is_file() and not allow_absent:
             raise SnapshotError(f"{mpath}: listed file {entry.path!r} is absent")
         listed.add(str(p.relative_to(root)))
     for rel in sorted(present):

@@ -17,6 +17,7 @@ class SnapshotSource:
 
     Args:
         root: the snapshot directory holding ``manifest.yaml``.
+        allow_absent: accept a manifest listing files that are absent (``read`` then raises for them).
 
     Raises:
         SnapshotError: at construction when the manifest is invalid; on fetch when no entry matches.
@@ -24,9 +25,9 @@ class SnapshotSource:
 
     name = "snapshot"
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, allow_absent: bool = False) -> None:
         self.root = Path(root)
-        self.manifest: Manifest = load_manifest(self.root)
+        self.manifest: Manifest = load_manifest(self.root, allow_absent=allow_absent)
 
     def entries(self, format: FormatId | None = None) -> list[ManifestEntry]:
         """Manifest entries, optionally only those of one format."""
@@ -49,8 +50,16 @@ class SnapshotSource:
         return self.read(matches[0])
 
     def read(self, entry: ManifestEntry) -> RawArtifact:
-        """Read one manifest entry's file as a RawArtifact (capture time from the manifest)."""
-        data = (self.root / entry.path).read_bytes()
+        """Read one manifest entry's file as a RawArtifact (capture time from the manifest).
+
+        Raises:
+            SnapshotError: the listed file is absent or cannot be read (names it and why).
+        """
+        try:
+            data = (self.root / entry.path).read_bytes()
+        except OSError as e:
+            raise SnapshotError(f"{entry.path}: listed in the manifest but cannot be read: "
+                                f"{e.strerror or type(e).__name__}") from None
         return RawArtifact(
             format=entry.format,
             data=data,

@@ -96,6 +96,8 @@ def _job(record: Record) -> SlurmJob:
         exc_nodes=expand_nodes(v.get("ExcNodeList")),
         reservation=clean(v.get("Reservation")),
         batch_host=clean(v.get("BatchHost")),
+        restarts=_count(v.get("Restarts")),
+        constraint=clean(v.get("Features")),
     )
 
 

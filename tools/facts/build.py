@@ -1,0 +1,102 @@
+"""build_facts: parse raw artifacts into one Facts, one file's failure never hiding the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+from pydantic import BaseModel
+
+from tools.errors import ParseError, UnknownFormatError
+from tools.facts.model import ArtifactInfo, Facts
+from tools.models.gpu import GpuStatus, MetricSample
+from tools.models.k8s import K8sEvent, K8sNode, K8sPod
+from tools.models.logs import JobLogEventBase, JobLogSummary, KernelEventBase
+from tools.models.lustre import JobStatsEntry, LfsDfRow, MdtStats
+from tools.models.slurm import NodeReason, SacctRecord, SlurmClientError, SlurmJob, SlurmNode
+from tools.models.unreadable import Unreadable
+from tools.parsers import parse_artifact
+from tools.sources.base import RawArtifact
+
+__all__ = ["build_facts"]
+
+_ROUTES: dict[type, str] = {
+    NodeReason: "node_reasons",
+    SacctRecord: "acct",
+    SlurmClientError: "slurm_errors",
+    MdtStats: "md_stats",
+    JobStatsEntry: "job_stats",
+    LfsDfRow: "lfs_df",
+    MetricSample: "gpu_samples",
+    GpuStatus: "gpu_status",
+    JobLogSummary: "job_logs",
+    K8sNode: "k8s_nodes",
+    K8sPod: "k8s_pods",
+    K8sEvent: "k8s_events",
+}
+
+
+def _route(rec: BaseModel) -> str:
+    if isinstance(rec, KernelEventBase):
+        return "kernel_events"
+    if isinstance(rec, JobLogEventBase):
+        return "job_log_events"
+    return _ROUTES.get(type(rec), "other")
+
+
+def _merge(existing: BaseModel, new: BaseModel) -> BaseModel:
+    """Fill fields unset (None / empty) in ``existing`` from ``new``."""
+    update = {}
+    for name in type(existing).model_fields:
+        old = getattr(existing, name)
+        if old in (None, [], {}, ""):
+            val = getattr(new, name)
+            if val not in (None, [], {}, ""):
+                update[name] = val
+    return existing.model_copy(update=update) if update else existing
+
+
+def build_facts(artifacts: Iterable[RawArtifact], *, captured_at: datetime | None = None, cluster: str | None = None,
+                unreadable: Iterable[Unreadable] = (), strict: bool = False) -> Facts:
+    """Parse every artifact and gather the results into one Facts.
+
+    A file that fails to parse (malformed, empty, not UTF-8, unknown format) becomes an
+    ``Unreadable(kind="file")`` record and the rest are still read (DESIGN.md: partial evidence).
+
+    Args:
+        artifacts: raw artifacts from any source (snapshot replay or live).
+        captured_at: the moment the facts describe; defaults to the newest artifact's capture time.
+        unreadable: evidence already known to be unreadable (absent files, failed fetches).
+        strict: raise on the first file that does not parse instead of recording it.
+
+    Raises:
+        ParseError / UnknownFormatError: only with ``strict``, from the first artifact that does not parse.
+    """
+    arts = list(artifacts)
+    when = captured_at or max((a.captured_at for a in arts), default=datetime.now(timezone.utc))
+    facts = Facts(captured_at=when, cluster=cluster, unreadable=list(unreadable))
+    jobs: dict[str, SlurmJob] = {}
+    nodes: dict[str, SlurmNode] = {}
+    for art in arts:
+        info = ArtifactInfo(path=art.path, format=art.format, node=art.node, job=art.job, command=art.command)
+        facts.artifacts.append(info)
+        try:
+            records = parse_artifact(art)
+        except (ParseError, UnknownFormatError) as e:
+            if strict:
+                raise
+            info.read = False
+            facts.unreadable.append(Unreadable(kind="file", path=art.path, format=art.format, node=art.node,
+                                               job=art.job, command=art.command, reason=str(e)[:300]))
+            continue
+        info.records = len(records)
+        for rec in records:
+            if isinstance(rec, SlurmJob):
+                jobs[rec.job_id] = _merge(jobs[rec.job_id], rec) if rec.job_id in jobs else rec
+            elif isinstance(rec, SlurmNode):
+                nodes[rec.name] = _merge(nodes[rec.name], rec) if rec.name in nodes else rec
+            else:
+                getattr(facts, _route(rec)).append(rec)
+    facts.jobs = list(jobs.values())
+    facts.nodes = list(nodes.values())
+    return facts

@@ -1,0 +1,206 @@
+"""Facts: everything parsed from one snapshot (or one live collection), gathered once, indexed.
+
+Checks and read tools work on Facts and never fetch, so replay runs them unchanged (like NHC's
+"data gathered once, checks named in config"). Lookups by job, node, user, event kind and metric
+name go through indexes built on first use, so no check scans every job per job (a 100,000-job
+cluster is read in linear time).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field, PrivateAttr
+
+from tools.models.gpu import GpuStatus, MetricSample
+from tools.models.k8s import K8sEvent, K8sNode, K8sPod
+from tools.models.logs import JobLogEvent, JobLogSummary, KernelEvent
+from tools.models.lustre import JobStatsEntry, LfsDfRow, MdtStats
+from tools.models.slurm import NodeReason, SacctRecord, SlurmClientError, SlurmJob, SlurmNode
+from tools.models.unreadable import Unreadable
+
+__all__ = ["ArtifactInfo", "Facts"]
+
+T = TypeVar("T")
+
+
+class ArtifactInfo(BaseModel):
+    """Which file (or command) a fact came from, for citing evidence."""
+
+    path: str
+    format: str
+    node: str | None = None
+    job: str | None = None
+    command: str | None = None
+    records: int = 0
+    """Records the parser returned (0 for an empty queue, or a file that could not be read)."""
+    read: bool = True
+    """False when the file could not be read (it is then also in ``Facts.unreadable``)."""
+
+
+class Facts(BaseModel):
+    """All parsed evidence about a cluster at one moment.
+
+    ``jobs`` and ``nodes`` merge what squeue/sinfo/scontrol reported (later sources fill fields the
+    earlier ones left empty). ``captured_at`` is "now" for every time computation. Lists are the
+    records in file order; the lookup methods below are indexed (built once, on first use), so
+    treat a Facts as read-only once built.
+    """
+
+    captured_at: datetime
+    cluster: str | None = None
+    artifacts: list[ArtifactInfo] = Field(default_factory=list)
+    jobs: list[SlurmJob] = Field(default_factory=list)
+    nodes: list[SlurmNode] = Field(default_factory=list)
+    node_reasons: list[NodeReason] = Field(default_factory=list)
+    acct: list[SacctRecord] = Field(default_factory=list)
+    slurm_errors: list[SlurmClientError] = Field(default_factory=list)
+    """Slurm commands that printed an error instead of output (controller or slurmdbd unreachable)."""
+    md_stats: list[MdtStats] = Field(default_factory=list)
+    job_stats: list[JobStatsEntry] = Field(default_factory=list)
+    lfs_df: list[LfsDfRow] = Field(default_factory=list)
+    gpu_samples: list[MetricSample] = Field(default_factory=list)
+    gpu_status: list[GpuStatus] = Field(default_factory=list)
+    kernel_events: list[KernelEvent] = Field(default_factory=list)
+    job_log_events: list[JobLogEvent] = Field(default_factory=list)
+    job_logs: list[JobLogSummary] = Field(default_factory=list)
+    k8s_nodes: list[K8sNode] = Field(default_factory=list)
+    k8s_pods: list[K8sPod] = Field(default_factory=list)
+    k8s_events: list[K8sEvent] = Field(default_factory=list)
+    other: list[BaseModel] = Field(default_factory=list)
+    """Parsed records of kinds no check reads yet (sdiag, ...)."""
+    unreadable: list[Unreadable] = Field(default_factory=list)
+    """Evidence that could not be read: files that failed to parse, fetches that failed, checks that raised."""
+
+    _index: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def cached(self, name: str, build: Callable[[], T]) -> T:
+        """A value derived from these facts, computed once (an index, a per-node table): ``build()`` on
+        first use. Facts are read-only once built, so the value stays valid."""
+        if name not in self._index:
+            self._index[name] = build()
+        return self._index[name]
+
+    @staticmethod
+    def _group(items: Iterable[Any], key: Callable[[Any], Iterable[Any]]) -> dict[Any, list[Any]]:
+        out: dict[Any, list[Any]] = defaultdict(list)
+        for item in items:
+            for k in key(item):
+                out[k].append(item)
+        return dict(out)
+
+    # ------------------------------------------------------------------ Slurm
+    def job(self, job_id: str) -> SlurmJob | None:
+        """The job with this id (array tasks as ``123_4``), or None."""
+        return self.cached("job", lambda: {j.job_id: j for j in self.jobs}).get(job_id)
+
+    def node(self, name: str) -> SlurmNode | None:
+        """The Slurm node with this name, or None."""
+        return self.cached("node", lambda: {n.name: n for n in self.nodes}).get(name)
+
+    def jobs_on_node(self, name: str, *, states: Iterable[str] | None = ("RUNNING", "COMPLETING")) -> list[SlurmJob]:
+        """Jobs whose allocation includes ``name`` (squeue/scontrol) and whose state is in ``states``
+        (every state when None)."""
+        on = self.cached("jobs_on", lambda: self._group(self.jobs, lambda j: dict.fromkeys(j.nodes))).get(name, [])
+        if states is None:
+            return list(on)
+        wanted = set(states)
+        return [j for j in on if (j.state or "") in wanted]
+
+    def jobs_of_user(self, user: str) -> list[SlurmJob]:
+        """Jobs of ``user`` in the queue view (squeue/scontrol)."""
+        return self.cached("jobs_user", lambda: self._group(self.jobs, lambda j: [j.user] if j.user else [])).get(user, [])
+
+    def acct_job(self, job_id: str) -> SacctRecord | None:
+        """The accounting row of the job itself (not a step)."""
+        return self.cached("acct", lambda: {r.job_id: r for r in self.acct if not r.is_step}).get(job_id)
+
+    def acct_jobs(self) -> list[SacctRecord]:
+        """Accounting rows of jobs (no steps), in file order."""
+        return self.cached("acct_rows", lambda: [r for r in self.acct if not r.is_step])
+
+    def acct_on_node(self, name: str) -> list[SacctRecord]:
+        """Accounting job rows whose node list includes ``name``."""
+        return self.cached("acct_on", lambda: self._group(self.acct_jobs(), lambda r: dict.fromkeys(r.nodes))).get(name, [])
+
+    def acct_of_user(self, user: str) -> list[SacctRecord]:
+        """Accounting job rows of ``user``."""
+        return self.cached("acct_user", lambda: self._group(self.acct_jobs(), lambda r: [r.user] if r.user else [])).get(user, [])
+
+    def reason_of(self, node: str) -> str | None:
+        """The node's reason: scontrol/sinfo's, else the `sinfo -R` row naming it."""
+        n = self.node(node)
+        if n is not None and n.reason:
+            return n.reason
+        rows = self.cached("reasons", lambda: {name: r for r in self.node_reasons for name in r.nodes})
+        return rows[node].reason if node in rows else None
+
+    # ------------------------------------------------------------------ events and metrics
+    def kernel_events_on(self, node: str) -> list[Any]:
+        """Kernel/system log events of ``node``, in file order."""
+        return self.cached("kev_node", lambda: self._group(self.kernel_events, lambda e: [e.node] if e.node else [])).get(node, [])
+
+    def kernel_events_of(self, *kinds: str) -> list[Any]:
+        """Kernel/system log events of the given kinds, in file order."""
+        by = self.cached("kev_kind", lambda: self._group(self.kernel_events, lambda e: [e.kind]))
+        if len(kinds) == 1:
+            return by.get(kinds[0], [])
+        wanted = set(kinds)
+        return [e for e in self.kernel_events if e.kind in wanted]
+
+    def job_events(self, job: str) -> list[Any]:
+        """Job-log events of ``job``, in file order."""
+        return self.cached("jev_job", lambda: self._group(self.job_log_events, lambda e: [e.job] if e.job else [])).get(job, [])
+
+    def job_events_of(self, *kinds: str) -> list[Any]:
+        """Job-log events of the given kinds, in file order."""
+        by = self.cached("jev_kind", lambda: self._group(self.job_log_events, lambda e: [e.kind]))
+        if len(kinds) == 1:
+            return by.get(kinds[0], [])
+        wanted = set(kinds)
+        return [e for e in self.job_log_events if e.kind in wanted]
+
+    def samples(self, *names: str) -> list[MetricSample]:
+        """GPU/Prometheus samples with one of these metric names."""
+        by = self.cached("samples", lambda: self._group(self.gpu_samples, lambda s: [s.name]))
+        if len(names) == 1:
+            return by.get(names[0], [])
+        return [s for n in names for s in by.get(n, [])]
+
+    def metric_names(self) -> set[str]:
+        """Every metric name present."""
+        return set(self.cached("samples", lambda: self._group(self.gpu_samples, lambda s: [s.name])))
+
+    # ------------------------------------------------------------------ Kubernetes
+    def k8s_node(self, name: str) -> K8sNode | None:
+        """The Kubernetes node with this name, or None."""
+        return self.cached("k8s_node", lambda: {n.name: n for n in self.k8s_nodes}).get(name)
+
+    def pods_on(self, node: str) -> list[K8sPod]:
+        """Pods bound to ``node`` (any phase)."""
+        return self.cached("pods_on", lambda: self._group(self.k8s_pods, lambda p: [p.node] if p.node else [])).get(node, [])
+
+    def events_about(self, kind: str, name: str) -> list[K8sEvent]:
+        """Kubernetes events whose involved object is ``kind``/``name``."""
+        return self.cached("k8s_ev", lambda: self._group(
+            self.k8s_events, lambda e: [(e.object_kind, e.object_name)])).get((kind, name), [])
+
+    # ------------------------------------------------------------------ what was read
+    def formats_read(self) -> set[str]:
+        """Format ids of the artifacts that were read (parsed without error)."""
+        return {a.format for a in self.artifacts if a.read}
+
+    def records_read(self) -> int:
+        """Records of evidence read (queue, nodes, accounting, metrics, events, objects; a Slurm command's
+        recorded error output counts: it is evidence). 0 means nothing could be read at all."""
+        lists = ("jobs", "nodes", "node_reasons", "acct", "slurm_errors", "md_stats", "job_stats", "lfs_df",
+                 "gpu_samples", "gpu_status", "kernel_events", "job_log_events", "job_logs", "k8s_nodes",
+                 "k8s_pods", "k8s_events", "other")
+        return sum(len(getattr(self, name)) for name in lists) + sum(1 for a in self.artifacts if a.read)
+
+    def node_names(self) -> set[str]:
+        """Every node name known from Slurm or Kubernetes."""
+        return self.cached("names", lambda: {n.name for n in self.nodes} | {n.name for n in self.k8s_nodes})

@@ -1,0 +1,194 @@
+"""Fact queries that several checks (and the live plan) share: when an event happened, which jobs a
+node's fault hurt, which jobs form one training run, where its newest checkpoint is, which node a
+rank ran on. Pure functions over Facts, each using its indexes (no scan of every job per job).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
+
+from tools.facts.model import Facts
+from tools.models.logs import CheckpointEvent, KernelEventBase
+
+__all__ = [
+    "ACTIVE_STATES", "ENDED_BADLY", "event_time", "kernel_event_time", "affected_jobs", "is_slurm_job_id",
+    "same_run_jobs", "newest_checkpoint", "rank_node", "job_nodes", "job_user", "job_state", "first_seen",
+]
+
+ACTIVE_STATES = ("RUNNING", "COMPLETING", "SUSPENDED")
+ENDED_BADLY = ("FAILED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY", "CANCELLED", "PREEMPTED", "BOOT_FAIL", "DEADLINE")
+
+_MONOTONIC = re.compile(r"^\[\s*(?P<s>\d+(?:\.\d+)?)\]$")
+_GPFS_TS = re.compile(r"^(?P<d>\d{4}-\d\d-\d\d)_(?P<t>\d\d:\d\d:\d\d(?:\.\d+)?)(?P<z>[+-]\d{4})?$")
+
+
+def kernel_event_time(facts: Facts, ev: KernelEventBase) -> datetime | None:
+    """When a kernel/system line was logged, as UTC (the snapshots' convention for zone-less times):
+    ``dmesg -T`` / journalctl / ISO / GPFS prefixes, or dmesg seconds since boot plus the node's
+    BootTime; None when it cannot be told."""
+    ts = (ev.timestamp or "").strip()
+    m = _MONOTONIC.match(ts)
+    if m:
+        node = facts.node(ev.node or "")
+        if not node or not node.boot_time:
+            return None
+        try:
+            return node.boot_time + timedelta(seconds=float(m["s"]))
+        except OverflowError:  # an absurd uptime in a damaged or hostile line
+            return None
+    text = " ".join(ts.strip("[]").split())
+    g = _GPFS_TS.match(text)
+    if g:
+        text = f"{g['d']}T{g['t']}" + (f"{g['z'][:3]}:{g['z'][3:]}" if g["z"] else "")
+    for fmt, year in (("%a %b %d %H:%M:%S %Y", ""), ("%b %d %H:%M:%S %Y", f" {facts.captured_at.year}")):
+        try:
+            return datetime.strptime(text.split(".")[0] + year, fmt).replace(tzinfo=timezone.utc)
+        except ValueError:
+            pass
+    try:
+        when = datetime.fromisoformat(text.replace(",", "."))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def event_time(facts: Facts, ev: object) -> datetime | None:
+    """When any event happened: a job-log event's parsed timestamp or a kernel line's prefix."""
+    if isinstance(ev, KernelEventBase):
+        return kernel_event_time(facts, ev)
+    ts = getattr(ev, "timestamp", None)
+    return ts if isinstance(ts, datetime) else None
+
+
+def first_seen(facts: Facts, events: Iterable[object]) -> datetime | None:
+    """The earliest known time among ``events`` (None when none can be told)."""
+    times = [t for e in events if (t := event_time(facts, e)) is not None]
+    return min(times) if times else None
+
+
+def job_state(facts: Facts, job_id: str) -> str:
+    """The job's base state: the queue's view, else accounting's (``CANCELLED by 0`` -> ``CANCELLED``)."""
+    j = facts.job(job_id)
+    if j and j.state:
+        return j.state
+    a = facts.acct_job(job_id)
+    return (a.state or "").split(" ")[0] if a else ""
+
+
+def job_nodes(facts: Facts, job_id: str) -> list[str]:
+    """The nodes the job ran on (queue view, else accounting)."""
+    j = facts.job(job_id)
+    if j and j.nodes:
+        return j.nodes
+    a = facts.acct_job(job_id)
+    return a.nodes if a else []
+
+
+def job_user(facts: Facts, job_id: str) -> str | None:
+    """The job's owner (queue view, else accounting)."""
+    j = facts.job(job_id)
+    a = facts.acct_job(job_id)
+    return (j.user if j else None) or (a.user if a else None)
+
+
+def affected_jobs(facts: Facts, nodes: Iterable[str], *, since: datetime | None = None) -> list[str]:
+    """Ids of jobs hurt by faults on ``nodes``: running there now, or ended badly there (sacct).
+
+    ``since``, when the fault was first logged: a job that had already ended more than a minute
+    before it (one cancelled there hours earlier) lost nothing to this fault and is left out.
+
+    Sources: squeue/scontrol (allocation) and sacct (job rows, not steps). Order: as reported.
+    """
+    def ended_before(state: str, end: datetime | None) -> bool:
+        return since is not None and end is not None and state not in ACTIVE_STATES and end < since - timedelta(minutes=1)
+
+    ids: dict[str, None] = {}
+    wanted = list(dict.fromkeys(nodes))
+    for n in wanted:
+        for j in facts.jobs_on_node(n, states=None):
+            state = j.state or ""
+            if state in ACTIVE_STATES + ENDED_BADLY and not ended_before(state, j.end_time):
+                ids.setdefault(j.job_id)
+    for n in wanted:
+        for r in facts.acct_on_node(n):
+            state = (r.state or "").split(" ")[0]
+            if state in ACTIVE_STATES + ENDED_BADLY and not ended_before(state, r.end_time):
+                ids.setdefault(r.job_id)
+    return list(ids)
+
+
+_SLURM_JOB_ID = re.compile(r"\d{1,12}(?:_\d{1,9})?")
+
+
+def is_slurm_job_id(job_id: str) -> bool:
+    """True for a Slurm job id (``4242``, array task ``4242_7``). Lustre job_stats name work by
+    its jobid_var: with ``jobid_name=%e.%u`` or no Slurm job the id is ``procname.uid``
+    (``rsync.1000``, ``dd.0``), a process, not a job anyone can notify or resubmit."""
+    return bool(_SLURM_JOB_ID.fullmatch(job_id))
+
+
+def _home_like(path: str | None, user: str | None) -> bool:
+    p = (path or "").rstrip("/")
+    return not p or p in ("/root", "/tmp") or (user is not None and p.endswith(f"/{user}") and p.count("/") <= 2)
+
+
+def same_run_jobs(facts: Facts, job_id: str) -> list[str]:
+    """The job and the other jobs of the same training run: the same user and either the same job
+    name or the same working directory (other than a home directory) in squeue/scontrol or sacct —
+    a resubmission chain writes its checkpoints to one place."""
+    def ident(jid: str) -> tuple[str | None, str | None, str | None]:
+        j, a = facts.job(jid), facts.acct_job(jid)
+        user = (j.user if j else None) or (a.user if a else None)
+        name = (j.name if j else None) or (a.name if a else None)
+        work = j.work_dir if j else None
+        return user, name, None if _home_like(work, user) else work
+
+    user, name, work = ident(job_id)
+    ids = [job_id]
+    if user:
+        candidates = [j.job_id for j in facts.jobs_of_user(user)] + [r.job_id for r in facts.acct_of_user(user)]
+        for jid in dict.fromkeys(candidates):
+            u, n, w = ident(jid)
+            if jid not in ids and u == user and ((name and n == name) or (work and w == work)):
+                ids.append(jid)
+    return ids
+
+
+def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> str | None:
+    """The newest checkpoint saved by the job's training run (job-log checkpoint_saved events of
+    the job and of earlier jobs of the same run), skipping paths in ``bad`` and paths that a
+    checkpoint write failure names; None when no log names one."""
+    run = same_run_jobs(facts, job_id)
+    events = [e for j in run for e in facts.job_events(j)]
+    failed = [e.message for e in events if e.kind in ("checkpoint_write_failure", "enospc")]
+    skip = set(bad)
+    saved = [e for e in events if isinstance(e, CheckpointEvent) and e.kind == "checkpoint_saved" and e.path
+             and e.path not in skip and not any(e.path in m for m in failed)]
+    if not saved:
+        return None
+
+    def order(e: CheckpointEvent) -> tuple:
+        return (e.step if e.step is not None else -1, e.timestamp.timestamp() if e.timestamp else 0.0, e.line)
+
+    return max(saved, key=order).path
+
+
+def rank_node(facts: Facts, job_id: str, rank: int) -> str | None:
+    """The node a global rank runs on, assuming Slurm's block distribution (ranks fill a node's GPUs
+    before the next node) and one rank per GPU; None when the job's nodes or GPU counts are unknown."""
+    job = facts.job(job_id)
+    acct = facts.acct_job(job_id)
+    nodes = (job.nodes if job else []) or (acct.nodes if acct else [])
+    if not nodes:
+        return None
+    gpus = (job.num_gpus if job else None) or (acct.num_gpus if acct else None)
+    per_node = gpus // len(nodes) if gpus and gpus >= len(nodes) else None
+    if per_node is None:
+        node = facts.node(nodes[0])
+        per_node = node.gpus_total if node and node.gpus_total else None
+    if not per_node:
+        return None
+    idx = rank // per_node
+    return nodes[idx] if idx < len(nodes) else None
