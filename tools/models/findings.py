@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -25,6 +26,8 @@ class Evidence(BaseModel):
     file: str | None = None
     """Snapshot-relative path (or command) the evidence came from."""
     line: int | None = None
+    time: str | None = None
+    """When it was logged, as the source printed it (kernel prefix, ISO time of a log line)."""
     metric: str | None = None
     value: float | None = None
     unit: str | None = None
@@ -61,7 +64,7 @@ class Finding(BaseModel):
     """What one check concluded from the evidence.
 
     ``confidence`` is in [0, 1]: how strongly the evidence supports ``root_cause`` as the
-    explanation (a specific cause with direct evidence ~0.9; a symptom that many causes share ~0.4).
+    explanation; it follows from ``strength`` (tools.knowledge.precedence.confidence), not from a literal.
     """
 
     check: str
@@ -71,6 +74,9 @@ class Finding(BaseModel):
     culprits: list[str] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
     confidence: float = Field(ge=0.0, le=1.0)
+    strength: Literal["direct", "state", "symptom", "heuristic"] = "symptom"
+    """What kind of evidence the finding rests on (tools.knowledge.precedence): a direct hardware signal,
+    the scheduler's/orchestrator's state, a symptom in a job's log, or a heuristic over metrics."""
     suggested_actions: list[ActionSpec] = Field(default_factory=list)
 
     @field_validator("culprits")
@@ -127,5 +133,8 @@ class Diagnosis(BaseModel):
     """Set when a loop limit ended the run early (the diagnosis is then partial)."""
     unreadable: list[Unreadable] = Field(default_factory=list)
     """Evidence that could not be read (file, fetch or check, and why); the diagnosis used the rest."""
+    nothing_read: bool = False
+    """True when no evidence at all could be read (nothing fetched, every file unreadable): the answer is
+    then ``inconclusive`` and `warden diagnose` exits 3."""
     model: str = "builtin"
     run_id: str | None = None

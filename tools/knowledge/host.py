@@ -1,0 +1,87 @@
+"""Host CPU utilisation and I/O wait, from whatever the snapshot holds: Slurm's CPULoad, node_exporter
+samples (``node_cpu_seconds_total`` per mode in a range query, ``node_load1``) or a recorded PromQL
+expression's result (a series named by its query, e.g. ``100 - avg by (instance)
+(rate(node_cpu_seconds_total{mode="idle"}[5m])) * 100``).
+
+Source: node_exporter's cpu collector (seconds per CPU and mode, a counter) and the usual PromQL for CPU
+busy / iowait share.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from tools.facts import Facts
+
+__all__ = ["cpu_busy_share", "cpu_busy_nodes", "iowait_nodes", "mode_shares"]
+
+_BUSY = 0.9
+_IOWAIT = 0.2
+
+
+def mode_shares(facts: Facts) -> dict[str, dict[str, float]]:
+    """node -> {mode: share of CPU time} from ``node_cpu_seconds_total`` counters that have two or more
+    points per series (range query or two scrapes); empty when there are none. Computed once per Facts."""
+    return facts.cached("cpu_mode_shares", lambda: _mode_shares(facts))
+
+
+def _mode_shares(facts: Facts) -> dict[str, dict[str, float]]:
+    deltas: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    series: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
+    for s in facts.samples("node_cpu_seconds_total"):
+        if s.node and "mode" in s.labels:
+            series[(s.node, s.labels.get("cpu", ""), s.labels["mode"])].append((s.timestamp_s or 0.0, s.value))
+    for (node, _cpu, mode), points in series.items():
+        if len(points) >= 2:
+            points.sort()
+            deltas[node][mode] += max(points[-1][1] - points[0][1], 0.0)
+    out: dict[str, dict[str, float]] = {}
+    for node, modes in deltas.items():
+        total = sum(modes.values())
+        if total > 0:
+            out[node] = {m: v / total for m, v in modes.items()}
+    return out
+
+
+def _query_series(facts: Facts) -> dict[str, float]:
+    """node -> busy share from recorded CPU-utilisation expressions (series named by their query)."""
+    out: dict[str, float] = {}
+    for s in facts.gpu_samples:
+        name = s.name.lower()
+        if not s.node or "cpu" not in name or not any(w in name for w in ("idle", "utili", "usage", "busy")):
+            continue
+        if name.startswith("node_cpu_seconds_total"):
+            continue  # raw counters: mode_shares
+        value = s.value / 100.0 if s.value > 1.5 else s.value
+        idle = "idle" in name and not name.replace(" ", "").startswith(("100-", "1-"))
+        out[s.node] = max(out.get(s.node, 0.0), 1.0 - value if idle else value)
+    return out
+
+
+def cpu_busy_share(facts: Facts, node: str) -> float | None:
+    """Share of the node's CPU time in use (0..1), from the best source present; None when unknown."""
+    shares = mode_shares(facts).get(node)
+    if shares:
+        return 1.0 - shares.get("idle", 0.0) - shares.get("iowait", 0.0)
+    q = facts.cached("cpu_query_series", lambda: _query_series(facts)).get(node)
+    if q is not None:
+        return q
+    n = facts.node(node)
+    if n is not None and n.cpu_load is not None and n.cpus_alloc:
+        return min(n.cpu_load / n.cpus_alloc, 1.0)
+    loads = [s.value for s in facts.samples("node_load1") if s.node == node]
+    if loads and n is not None and n.cpus:
+        return min(max(loads) / n.cpus, 1.0)
+    return None
+
+
+def cpu_busy_nodes(facts: Facts, nodes: Iterable[str], threshold: float = _BUSY) -> list[str]:
+    """The nodes among ``nodes`` whose CPUs are saturated (busy share at or above ``threshold``)."""
+    return [n for n in nodes if (share := cpu_busy_share(facts, n)) is not None and share >= threshold]
+
+
+def iowait_nodes(facts: Facts, nodes: Iterable[str], threshold: float = _IOWAIT) -> list[str]:
+    """The nodes among ``nodes`` whose CPUs spend at least ``threshold`` of their time in iowait."""
+    shares = mode_shares(facts)
+    return [n for n in nodes if shares.get(n, {}).get("iowait", 0.0) >= threshold]

@@ -1,0 +1,59 @@
+"""The NVIDIA Xid catalogue as Warden uses it: what each Xid says about the GPU, the link or the program.
+
+Source: NVIDIA "Xid Errors" and "Analyzing Xid Errors with the Xid Catalog"
+(https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html, resolution buckets RESTART_APP /
+RESET_GPU / RESTART_BM / CONTACT_SUPPORT), NVIDIA's dynamic page retirement and A100 memory error
+management notes (48/63/64/92/94/95), and the GPU recovery action of Xid 154 (NVML
+nvmlDeviceGpuRecoveryAction_t: none, GPU reset, node reboot, drain P2P, drain and reset).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["XidClass", "XID_CLASSES", "xid_class", "HARDWARE_XIDS", "NVLINK_XIDS", "APPLICATION_XIDS",
+           "MEMORY_XIDS", "RECOVERY_XID", "recovery_action"]
+
+XidClass = Literal["hardware", "nvlink", "application", "recovery", "unknown"]
+
+HARDWARE_XIDS = frozenset({46, 48, 54, 57, 58, 61, 62, 63, 64, 79, 92, 94, 95, 119, 120, 122, 123, 124, 140, 143})
+"""The GPU itself is faulty or needs a reset/reboot before it is trusted again: DBE (48), row-remap pending or
+failed (63/64), high SBE rate (92), contained/uncontained ECC (94/95), fallen off the bus (79), micro-controller
+halts (61/62), GSP RPC timeout and GSP errors (119/120), SPI PMU failures (122-124), unrecovered ECC (140), GPU
+initialisation failure (143), lost auxiliary power (54), video memory interface errors (57/58), a GPU that
+stopped processing (46)."""
+NVLINK_XIDS = frozenset({74, 144, 145, 146, 147, 148, 149, 150})
+"""NVLink errors: Xid 74 (pre-Blackwell) and the NVLink5 error family (144-150) of Blackwell GPUs."""
+APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68, 109})
+"""Errors that NVIDIA's k8s-device-plugin treats as the application's (it does not mark the GPU unhealthy
+for them; NVIDIA's catalogue files them under RESTART_APP): graphics engine exceptions (13), MMU faults
+(31), a channel stopped or cleaned up after another error (43/45), video processor exception (68),
+context switch timeout (109): the program (or an earlier Xid) is the cause, not the GPU."""
+MEMORY_XIDS = frozenset({48, 63, 64, 92, 94, 95, 140})
+"""Xids about GPU memory (ECC, page retirement, row remapping)."""
+RECOVERY_XID = 154
+"""``GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)``: the driver asks for a reset
+or reboot after earlier errors."""
+
+XID_CLASSES: dict[int, XidClass] = {
+    **{x: "hardware" for x in HARDWARE_XIDS}, **{x: "nvlink" for x in NVLINK_XIDS},
+    **{x: "application" for x in APPLICATION_XIDS}, RECOVERY_XID: "recovery",
+}
+
+
+def xid_class(xid: int) -> XidClass:
+    """What an Xid says: ``hardware``, ``nvlink``, ``application``, ``recovery`` (154) or ``unknown``."""
+    return XID_CLASSES.get(xid, "unknown")
+
+
+def recovery_action(message: str) -> str | None:
+    """The action an Xid 154 line asks for (``GPU Reset Required``, ``Node Reboot Required``, ``Drain P2P``,
+    ``Drain and Reset``), or None when the line sets it back to none."""
+    low = message.lower()
+    for needle, action in (("node reboot", "Node Reboot Required"), ("drain and reset", "Drain and Reset"),
+                           ("drain p2p", "Drain P2P"), ("reset required", "GPU Reset Required"),
+                           ("gpu reset", "GPU Reset Required"), ("bus reset", "Bus Reset"),
+                           ("system reboot", "System Reboot")):
+        if f"to 0x" in low and needle in low.split(" to ", 1)[-1]:
+            return action
+    return None

@@ -1,0 +1,97 @@
+"""The platform seam: which platform owns a node, how it is named, and how it is taken out of service.
+
+Slurm and Kubernetes differ in how a node is named in a culprit (``node:gpu017`` / ``k8snode:ip-10-0-0-1``),
+what "take it out of service" means (``drain_node`` / ``cordon_node``), and who the victims of its fault are
+(jobs to resubmit from a checkpoint / pods). A check asks this seam instead of keeping a Slurm copy and a
+Kubernetes copy of itself (one platform-aware GPU-fault check, not ``gpu_xid`` + ``k8s_gpu_xid``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from tools.facts import Facts
+from tools.facts.queries import affected_jobs, newest_checkpoint
+from tools.models.findings import ActionSpec
+
+__all__ = ["PlatformName", "NodeRef", "platform_of", "node_ref", "take_out_of_service", "victims", "resubmit_specs"]
+
+PlatformName = Literal["slurm", "kubernetes"]
+
+_POD_ACTIVE = ("Pending", "Running", "Unknown", "Failed", None)
+
+
+@dataclass(frozen=True)
+class NodeRef:
+    """A node as one platform knows it."""
+
+    name: str
+    platform: PlatformName
+
+    @property
+    def culprit(self) -> str:
+        """``node:<name>`` on Slurm, ``k8snode:<name>`` on Kubernetes."""
+        return f"{'k8snode' if self.platform == 'kubernetes' else 'node'}:{self.name}"
+
+
+def platform_of(facts: Facts, node: str) -> PlatformName:
+    """Kubernetes when the API listed the node and Slurm did not; Slurm otherwise (a node named only by a
+    log line on a Slurm cluster is still Slurm's)."""
+    if facts.k8s_node(node) is not None and facts.node(node) is None:
+        return "kubernetes"
+    if not facts.nodes and not facts.acct and facts.k8s_nodes:
+        return "kubernetes"
+    return "slurm"
+
+
+def node_ref(facts: Facts, node: str) -> NodeRef:
+    """The node as its platform names it."""
+    return NodeRef(node, platform_of(facts, node))
+
+
+def take_out_of_service(facts: Facts, ref: NodeRef, reason: str) -> list[ActionSpec]:
+    """The reversible step that stops new work landing on the node: ``drain_node`` on Slurm, ``cordon_node``
+    on Kubernetes; nothing when the node is already out of service (drained or cordoned)."""
+    if ref.platform == "kubernetes":
+        k = facts.k8s_node(ref.name)
+        if k is not None and k.unschedulable:
+            return []
+        return [ActionSpec(type="cordon_node", node=ref.name, reason=reason)]
+    n = facts.node(ref.name)
+    if n is not None and n.drained:
+        return []
+    return [ActionSpec(type="drain_node", node=ref.name, reason=reason)]
+
+
+def resubmit_specs(facts: Facts, job_ids: list[str], exclude_nodes: list[str], reason: str) -> list[ActionSpec]:
+    """resubmit_from_checkpoint proposals for jobs whose work was lost on ``exclude_nodes``, each from its
+    run's newest saved checkpoint; where no log names a checkpoint, the owner is told too (the resubmitted
+    job starts over, which is the owner's call to make)."""
+    out: list[ActionSpec] = []
+    for j in job_ids:
+        ckpt = newest_checkpoint(facts, j)
+        out.append(ActionSpec(type="resubmit_from_checkpoint", job=j, exclude_nodes=sorted(exclude_nodes),
+                              checkpoint=ckpt, reason=reason))
+        if ckpt is None:
+            out.append(ActionSpec(type="notify_owner", job=j,
+                                  reason=f"{reason}; no saved checkpoint found in the job's logs"))
+    return out
+
+
+def victims(facts: Facts, ref: NodeRef, reason: str, *, since: datetime | None = None,
+            jobs: list[str] | None = None, max_pods: int = 10) -> tuple[list[str], list[ActionSpec]]:
+    """(culprits, actions) for the work a node's fault hurt: on Slurm the jobs running there or ended badly
+    there since the fault (resubmitted from their newest checkpoint, excluding the node); on Kubernetes the
+    GPU pods bound there (named; their controllers reschedule them once the node is cordoned).
+
+    Args:
+        jobs: the Slurm victims when the caller already knows them (otherwise ``affected_jobs``).
+    """
+    if ref.platform == "kubernetes":
+        pods = [p for p in facts.pods_on(ref.name) if p.gpu_request and p.phase in _POD_ACTIVE]
+        return [f"pod:{p.namespace}/{p.name}" for p in pods[:max_pods]], []
+    ids = jobs if jobs is not None else affected_jobs(facts, [ref.name], since=since)
+    culprits = [f"job:{j}" for j in dict.fromkeys(ids)]
+    return culprits, resubmit_specs(facts, list(dict.fromkeys(ids)), [ref.name], reason)
