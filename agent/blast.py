@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from agent.audit import AuditLog
 from tools.actions import ACTION_FACTS, WARDEN_PREFIX, actions_where
-from tools.checks.base import same_run_jobs
+from tools.facts.queries import same_run_jobs
 from tools.facts import Facts
 from tools.models.findings import ActionSpec
 
@@ -100,8 +100,7 @@ def check_targets(spec: ActionSpec, facts: Facts | None) -> list[str]:
             problems.append(f"checkpoint {spec.checkpoint[:80]!r} is not a plain absolute path")
         elif facts is not None:
             run = set(same_run_jobs(facts, spec.job)) if spec.job else set()
-            saved = {e.fields.get("path") for e in facts.job_log_events
-                     if e.job in run and e.kind == "checkpoint_saved"}
+            saved = {getattr(e, "path", None) for j in run for e in facts.job_events(j) if e.kind == "checkpoint_saved"}
             if spec.checkpoint not in saved:
                 problems.append(f"checkpoint {spec.checkpoint!r} was not saved by job {spec.job}'s run per its logs")
     return problems

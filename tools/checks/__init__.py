@@ -2,7 +2,9 @@
 
 Site config overrides checks' arguments or turns checks off (``{check: gpu_xid, args: {min_events:
 2}}``, ``{check: input_pipeline_bound, enabled: false}``); the arguments are validated against the
-check's config model, never evaluated.
+check's config model, never evaluated. A check that raises does not stop the others: it becomes an
+``Unreadable(kind="check")`` record (k8sgpt's runner isolates analyzers the same way). After every check
+has run, ``unexplained_signals`` lists the error-level signals none of them explained.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tools.checks.base import CheckSpec
 from tools.checks.checkpoint_corrupt import CheckpointConfig, check_checkpoint_load_failure
 from tools.checks.controller import ControllerConfig, check_controller_unreachable
+from tools.checks.fs_unavailable import FsUnavailableConfig, check_fs_unavailable
 from tools.checks.gpu_oom import GpuOomConfig, check_job_cuda_oom
 from tools.checks.gpu_straggler import StragglerConfig, check_gpu_straggler
 from tools.checks.gpu_throttle import ThrottleConfig, check_gpu_thermal_throttle
@@ -23,84 +26,101 @@ from tools.checks.host_oom import HostOomConfig, check_node_host_oom
 from tools.checks.input_pipeline import InputPipelineConfig, check_input_pipeline_bound
 from tools.checks.interconnect import InterconnectConfig, check_interconnect_link_down
 from tools.checks.io_bound import IoBoundConfig, check_io_bandwidth_bound
+from tools.checks.job_held import JobHeldConfig, check_job_held
+from tools.checks.job_preempted import JobPreemptedConfig, check_job_preempted
 from tools.checks.k8s_crash_loop import K8sCrashLoopConfig, check_k8s_crash_loop
 from tools.checks.k8s_device_plugin import K8sDevicePluginConfig, check_k8s_device_plugin
 from tools.checks.k8s_gpu_capacity import K8sGpuCapacityConfig, check_k8s_gpu_capacity
-from tools.checks.k8s_gpu_xid import K8sGpuXidConfig, check_k8s_gpu_xid
 from tools.checks.k8s_image_pull import K8sImagePullConfig, check_k8s_image_pull
 from tools.checks.k8s_node_not_ready import K8sNodeNotReadyConfig, check_k8s_node_not_ready
 from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
 from tools.checks.nccl import NcclConfig, check_nccl_collective_failure
 from tools.checks.node_config import NodeConfigConfig, check_node_config_mismatch
+from tools.checks.node_failure_history import NodeHistoryConfig, check_node_failure_history
 from tools.checks.node_software import NodeSoftwareConfig, check_node_software_fault
 from tools.checks.node_unresponsive import UnresponsiveConfig, check_node_not_responding
 from tools.checks.pending import PendingConfig, check_job_pending_blocked
 from tools.checks.silent_corruption import NanConfig, check_nan_on_one_node
 from tools.checks.storage_full import StorageFullConfig, check_storage_full
-from tools.checks.storage_unavailable import LustreUnavailableConfig, check_lustre_unavailable
 from tools.checks.stuck_completing import StuckCompletingConfig, check_job_stuck_completing
 from tools.checks.timeout import TimeoutConfig, check_job_timeout_without_checkpoint
+from tools.checks.unexplained import UnexplainedConfig, unexplained_signals
 from tools.checks.user_code import UserCodeConfig, check_job_user_code_error
 from tools.errors import ConfigError
 from tools.facts import Facts
 from tools.models.findings import Finding
+from tools.models.unreadable import Unreadable
 
-__all__ = ["CHECKS", "run_checks", "CheckSpec", "SiteCheck"]
+__all__ = ["CHECKS", "run_checks", "CheckSpec", "SiteCheck", "CheckRun"]
+
+_LOGS = ("kernel_events", "job_log_events")
+_GPU = ("gpu_samples", "gpu_status")
+_SLURM = ("jobs", "nodes", "acct")
+_K8S = ("k8s_nodes", "k8s_pods", "k8s_events")
 
 CHECKS: dict[str, CheckSpec[Any]] = {
-    "gpu_xid": CheckSpec(fn=check_gpu_xid, config=XidConfig, description="GPU hardware Xids, ECC DBE, fallen off the bus"),
-    "interconnect_link_down": CheckSpec(fn=check_interconnect_link_down, config=InterconnectConfig,
-                                        description="InfiniBand link down / NVLink Xid 74"),
-    "nccl_collective_failure": CheckSpec(fn=check_nccl_collective_failure, config=NcclConfig,
-                                         description="NCCL timeouts and remote errors in job logs"),
-    "gpu_straggler": CheckSpec(fn=check_gpu_straggler, config=StragglerConfig,
-                               description="one node's GPUs far below its job peers"),
-    "gpu_thermal_throttle": CheckSpec(fn=check_gpu_thermal_throttle, config=ThrottleConfig,
-                                      description="clocks held down by thermal / power limits"),
-    "mdt_metadata_storm": CheckSpec(fn=check_mdt_metadata_storm, config=MetadataConfig,
-                                    description="MDT metadata op rate over threshold, attributed by job_stats"),
-    "storage_full": CheckSpec(fn=check_storage_full, config=StorageFullConfig,
-                              description="OST/MDT blocks or inodes full, ENOSPC in job logs"),
-    "job_cuda_oom": CheckSpec(fn=check_job_cuda_oom, config=GpuOomConfig, description="CUDA out of memory in job logs"),
-    "node_host_oom": CheckSpec(fn=check_node_host_oom, config=HostOomConfig, description="kernel OOM killer on a node"),
-    "job_pending_blocked": CheckSpec(fn=check_job_pending_blocked, config=PendingConfig,
-                                     description="pending jobs blocked or waiting too long"),
-    "node_not_responding": CheckSpec(fn=check_node_not_responding, config=UnresponsiveConfig,
-                                     description="slurmd not responding"),
-    "checkpoint_load_failure": CheckSpec(fn=check_checkpoint_load_failure, config=CheckpointConfig,
-                                         description="checkpoint fails to load on resume"),
-    "job_user_code_error": CheckSpec(fn=check_job_user_code_error, config=UserCodeConfig,
-                                     description="job failed on its own exception"),
-    "node_software_fault": CheckSpec(fn=check_node_software_fault, config=NodeSoftwareConfig,
-                                     description="node drained for kill-task / prolog / epilog / runtime failures"),
-    "job_timeout_without_checkpoint": CheckSpec(fn=check_job_timeout_without_checkpoint, config=TimeoutConfig,
-                                                description="job hit its time limit with no checkpoint"),
-    "lustre_unavailable": CheckSpec(fn=check_lustre_unavailable, config=LustreUnavailableConfig,
-                                    description="Lustre clients lost OST/MDT connections, evictions, LNet timeouts"),
-    "node_config_mismatch": CheckSpec(fn=check_node_config_mismatch, config=NodeConfigConfig,
-                                      description="node registered with fewer GPUs / less memory than configured"),
-    "controller_unreachable": CheckSpec(fn=check_controller_unreachable, config=ControllerConfig,
-                                        description="Slurm commands cannot reach slurmctld"),
-    "job_stuck_completing": CheckSpec(fn=check_job_stuck_completing, config=StuckCompletingConfig,
-                                      description="job stuck in COMPLETING, hung tasks"),
-    "nan_on_one_node": CheckSpec(fn=check_nan_on_one_node, config=NanConfig,
-                                 description="NaN losses only from one node's ranks"),
-    "io_bandwidth_bound": CheckSpec(fn=check_io_bandwidth_bound, config=IoBoundConfig,
-                                    description="one job saturates OST bandwidth while GPUs wait"),
-    "input_pipeline_bound": CheckSpec(fn=check_input_pipeline_bound, config=InputPipelineConfig,
-                                      description="all of a job's GPUs evenly under-used"),
-    "k8s_node_not_ready": CheckSpec(fn=check_k8s_node_not_ready, config=K8sNodeNotReadyConfig,
-                                    description="Kubernetes node Ready=False/Unknown (kubelet NotReady)"),
-    "k8s_gpu_capacity": CheckSpec(fn=check_k8s_gpu_capacity, config=K8sGpuCapacityConfig,
-                                  description="pods Pending on Insufficient nvidia.com/gpu; unhealthy GPUs vs a full cluster"),
-    "k8s_image_pull": CheckSpec(fn=check_k8s_image_pull, config=K8sImagePullConfig,
-                                description="ErrImagePull / ImagePullBackOff"),
-    "k8s_crash_loop": CheckSpec(fn=check_k8s_crash_loop, config=K8sCrashLoopConfig,
-                                description="CrashLoopBackOff, OOMKilled or CUDA OOM containers"),
-    "k8s_device_plugin": CheckSpec(fn=check_k8s_device_plugin, config=K8sDevicePluginConfig,
-                                   description="NVIDIA device plugin / GPU stack pods failing, 0 allocatable GPUs"),
-    "k8s_gpu_xid": CheckSpec(fn=check_k8s_gpu_xid, config=K8sGpuXidConfig,
-                             description="GPU hardware Xid on a Kubernetes node (k8snode culprit, cordon)"),
+    "gpu_xid": CheckSpec(check_gpu_xid, XidConfig, "GPU hardware faults: Xids, lost GPUs, DCGM fault fields, CUDA hardware errors",
+                         needs=_LOGS + _GPU + ("k8s_events",)),
+    "interconnect_link_down": CheckSpec(check_interconnect_link_down, InterconnectConfig,
+                                        "InfiniBand/RoCE link down or flapping, NVLink errors, IB counters, NIC transport errors",
+                                        needs=_LOGS + ("gpu_samples",)),
+    "nccl_collective_failure": CheckSpec(check_nccl_collective_failure, NcclConfig,
+                                         "NCCL timeouts and remote errors in job logs", needs=("job_log_events",)),
+    "gpu_straggler": CheckSpec(check_gpu_straggler, StragglerConfig, "one node's GPUs far below its job peers",
+                               needs=("gpu_samples",)),
+    "gpu_thermal_throttle": CheckSpec(check_gpu_thermal_throttle, ThrottleConfig,
+                                      "clocks held down by thermal / power limits", needs=_GPU),
+    "mdt_metadata_storm": CheckSpec(check_mdt_metadata_storm, MetadataConfig,
+                                    "MDT metadata op rate over threshold, attributed by job_stats", needs=("md_stats", "job_stats")),
+    "storage_full": CheckSpec(check_storage_full, StorageFullConfig, "OST/MDT blocks or inodes full, ENOSPC in job logs",
+                              needs=("lfs_df", "job_log_events")),
+    "job_cuda_oom": CheckSpec(check_job_cuda_oom, GpuOomConfig, "CUDA out of memory in job logs", needs=("job_log_events",)),
+    "node_host_oom": CheckSpec(check_node_host_oom, HostOomConfig, "kernel OOM killer on a node", needs=("kernel_events",)),
+    "job_pending_blocked": CheckSpec(check_job_pending_blocked, PendingConfig, "pending jobs blocked or waiting too long",
+                                     needs=("jobs",)),
+    "job_held": CheckSpec(check_job_held, JobHeldConfig, "held jobs (launch failed requeued held, JobHeldAdmin/User, BadConstraints)",
+                          needs=("jobs",)),
+    "job_preempted": CheckSpec(check_job_preempted, JobPreemptedConfig, "jobs killed or requeued by preemption",
+                               needs=("jobs", "acct", "job_log_events")),
+    "node_not_responding": CheckSpec(check_node_not_responding, UnresponsiveConfig, "slurmd not responding", needs=("nodes",)),
+    "checkpoint_load_failure": CheckSpec(check_checkpoint_load_failure, CheckpointConfig, "checkpoint fails to load on resume",
+                                         needs=("job_log_events",)),
+    "job_user_code_error": CheckSpec(check_job_user_code_error, UserCodeConfig, "job failed on its own exception",
+                                     needs=("job_log_events", "kernel_events")),
+    "node_software_fault": CheckSpec(check_node_software_fault, NodeSoftwareConfig,
+                                     "node software failing: prolog/epilog/SPANK, kill task, Fabric Manager, container runtime",
+                                     needs=("nodes", "node_reasons", "kernel_events")),
+    "node_failure_history": CheckSpec(check_node_failure_history, NodeHistoryConfig,
+                                      "a node where many jobs fail within seconds (black hole) or several jobs fail over days",
+                                      needs=("acct",)),
+    "job_timeout_without_checkpoint": CheckSpec(check_job_timeout_without_checkpoint, TimeoutConfig,
+                                                "job hit its time limit with no checkpoint", needs=("acct", "jobs", "job_log_events")),
+    "fs_unavailable": CheckSpec(check_fs_unavailable, FsUnavailableConfig,
+                                "file system unreachable: one node's client down, or servers down for everyone",
+                                needs=("kernel_events", "job_log_events", "lfs_df")),
+    "node_config_mismatch": CheckSpec(check_node_config_mismatch, NodeConfigConfig,
+                                      "node registered with fewer GPUs / less memory than configured", needs=("nodes",)),
+    "controller_unreachable": CheckSpec(check_controller_unreachable, ControllerConfig, "Slurm commands cannot reach slurmctld",
+                                        needs=("slurm_errors", "job_log_events")),
+    "job_stuck_completing": CheckSpec(check_job_stuck_completing, StuckCompletingConfig, "job stuck in COMPLETING, hung tasks",
+                                      needs=("jobs",)),
+    "nan_on_one_node": CheckSpec(check_nan_on_one_node, NanConfig, "NaN losses only from one node's ranks",
+                                 needs=("job_log_events",)),
+    "io_bandwidth_bound": CheckSpec(check_io_bandwidth_bound, IoBoundConfig, "one job saturates OST bandwidth while GPUs wait",
+                                    needs=("job_stats",)),
+    "input_pipeline_bound": CheckSpec(check_input_pipeline_bound, InputPipelineConfig, "all of a job's GPUs evenly under-used",
+                                      needs=("gpu_samples",)),
+    "k8s_node_not_ready": CheckSpec(check_k8s_node_not_ready, K8sNodeNotReadyConfig,
+                                    "Kubernetes node Ready=False/Unknown (kubelet NotReady)", needs=("k8s_nodes", "k8s_events")),
+    "k8s_gpu_capacity": CheckSpec(check_k8s_gpu_capacity, K8sGpuCapacityConfig,
+                                  "pods Pending on Insufficient nvidia.com/gpu; unhealthy GPUs vs a full cluster", needs=_K8S),
+    "k8s_image_pull": CheckSpec(check_k8s_image_pull, K8sImagePullConfig, "ErrImagePull / ImagePullBackOff",
+                                needs=("k8s_pods", "k8s_events")),
+    "k8s_crash_loop": CheckSpec(check_k8s_crash_loop, K8sCrashLoopConfig, "CrashLoopBackOff, OOMKilled or CUDA OOM containers",
+                                needs=("k8s_pods",)),
+    "k8s_device_plugin": CheckSpec(check_k8s_device_plugin, K8sDevicePluginConfig,
+                                   "NVIDIA GPU stack pods (device plugin, validators, toolkit, DCGM) failing, 0 allocatable GPUs",
+                                   needs=_K8S),
 }
 
 
@@ -114,39 +134,71 @@ class SiteCheck(BaseModel):
     enabled: bool = True
 
 
-def run_checks(facts: Facts, site: Iterable[Mapping[str, Any] | SiteCheck] | None = None) -> list[Finding]:
-    """Run every registered check over ``facts``; ``site`` entries override a check's arguments or
-    disable it (the others run with their defaults).
+class CheckRun(BaseModel):
+    """What one run of the checks produced: findings, most confident first, and checks that raised."""
 
-    Args:
-        site: entries ``{"check": id, "args": {...}, "enabled": true}`` (from warden.toml ``[[checks]]``).
+    findings: list[Finding]
+    failed: list[Unreadable] = Field(default_factory=list)
 
-    Returns:
-        Findings from all checks, most confident first.
 
-    Raises:
-        ConfigError: an unknown check id or arguments that do not validate (names the check and field).
-    """
-    overrides: dict[str, SiteCheck] = {}
+def _overrides(site: Iterable[Mapping[str, Any] | SiteCheck] | None) -> dict[str, SiteCheck]:
+    out: dict[str, SiteCheck] = {}
     for entry in site or ():
         try:
             sc = entry if isinstance(entry, SiteCheck) else SiteCheck.model_validate(entry)
         except ValidationError as e:
             err = e.errors()[0]
             raise ConfigError(f"checks: {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-        if sc.check not in CHECKS:
-            raise ConfigError(f"checks: unknown check {sc.check!r} (known: {', '.join(CHECKS)})")
-        overrides[sc.check] = sc
-    findings: list[Finding] = []
+        if sc.check not in CHECKS and sc.check != "unexplained_signals":
+            raise ConfigError(f"checks: unknown check {sc.check!r} (known: {', '.join(CHECKS)}, unexplained_signals)")
+        out[sc.check] = sc
+    return out
+
+
+def _applies(facts: Facts, spec: CheckSpec[Any]) -> bool:
+    """False when every Facts list the check reads is empty (skipped cheaply)."""
+    return not spec.needs or any(getattr(facts, name) for name in spec.needs)
+
+
+def run_checks(facts: Facts, site: Iterable[Mapping[str, Any] | SiteCheck] | None = None) -> CheckRun:
+    """Run every registered check over ``facts``, then ``unexplained_signals`` over their findings.
+
+    Args:
+        site: entries ``{"check": id, "args": {...}, "enabled": true}`` (from warden.toml ``[[checks]]``).
+
+    Returns:
+        The findings, most confident first, and an ``Unreadable(kind="check")`` per check that raised
+        (the others still ran).
+
+    Raises:
+        ConfigError: an unknown check id or arguments that do not validate (names the check and field).
+    """
+    overrides = _overrides(site)
+    configs: dict[str, BaseModel] = {}
     for name, spec in CHECKS.items():
         sc = overrides.get(name)
-        if sc is not None and not sc.enabled:
-            continue
         try:
-            cfg = spec.config.model_validate(sc.args if sc else {})
+            configs[name] = spec.config.model_validate(sc.args if sc else {})
         except ValidationError as e:
             err = e.errors()[0]
             raise ConfigError(f"checks.{name}.args.{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-        findings.extend(spec.fn(facts, cfg))
+    findings: list[Finding] = []
+    failed: list[Unreadable] = []
+    for name, spec in CHECKS.items():
+        sc = overrides.get(name)
+        if (sc is not None and not sc.enabled) or not _applies(facts, spec):
+            continue
+        try:
+            findings.extend(spec.fn(facts, configs[name]))
+        except Exception as e:  # noqa: BLE001 - one broken check must not hide the others' findings
+            failed.append(Unreadable(kind="check", check=name, reason=f"{type(e).__name__}: {str(e)[:200]}"))
+    sc = overrides.get("unexplained_signals")
+    if sc is None or sc.enabled:
+        try:
+            extra = unexplained_signals(facts, findings, UnexplainedConfig.model_validate(sc.args if sc else {}))
+        except ValidationError as e:
+            raise ConfigError(f"checks.unexplained_signals.args: {e.errors()[0]['msg']}") from None
+        if extra is not None:
+            findings.append(extra)
     findings.sort(key=lambda f: -f.confidence)
-    return findings
+    return CheckRun(findings=findings, failed=failed)

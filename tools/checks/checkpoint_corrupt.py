@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, log_evidence, newest_checkpoint, same_run_jobs
+from tools.checks.base import CheckConfig, log_evidence
 from tools.facts import Facts
+from tools.facts.queries import newest_checkpoint, same_run_jobs
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Finding
-from tools.models.logs import JobLogEvent
+from tools.models.logs import CheckpointEvent, JobLogEventBase
 
 __all__ = ["CheckpointConfig", "check_checkpoint_load_failure"]
 
@@ -16,8 +18,8 @@ class CheckpointConfig(CheckConfig):
     min_failures: int = 1
 
 
-def _ckpt_path(ev: JobLogEvent) -> str | None:
-    return ev.fields.get("path")
+def _ckpt_path(ev: JobLogEventBase) -> str | None:
+    return ev.path if isinstance(ev, CheckpointEvent) else None
 
 
 def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[Finding]:
@@ -28,9 +30,9 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
     Sources: job-log events checkpoint_load_failure and checkpoint_saved (fields path, step).
     """
     findings: list[Finding] = []
-    jobs = {e.job for e in facts.job_log_events if e.kind == "checkpoint_load_failure"}
+    jobs = {e.job for e in facts.job_events_of("checkpoint_load_failure")}
     for job in sorted(j for j in jobs if j):
-        events = [e for e in facts.job_log_events if e.job == job]
+        events = facts.job_events(job)
         # "Error(s) in loading state_dict" is a model/checkpoint mismatch in the code or config, not a
         # damaged file: an older checkpoint fails the same way, so it is not this check's to claim.
         failures = [e for e in events if e.kind == "checkpoint_load_failure" and "state_dict" not in e.message]
@@ -38,7 +40,8 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
             continue
         bad = {p for p in (_ckpt_path(e) for e in failures) if p}
         run = set(same_run_jobs(facts, job))
-        if not bad and not any(e.job in run and e.kind == "checkpoint_write_failure" for e in facts.job_log_events):
+        wrote_badly = any(e.kind == "checkpoint_write_failure" for j in run for e in facts.job_events(j))
+        if not bad and not wrote_badly:
             # Nothing names the broken file: a resume loads the newest save, so that one is suspect.
             newest = newest_checkpoint(facts, job)
             bad = {newest} if newest else set()
@@ -49,7 +52,7 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
             + (f"; older checkpoint {newest_good} was saved" if newest_good else ""),
             culprits=[f"job:{job}"],
             evidence=[log_evidence(e) for e in failures[:3]],
-            confidence=0.85,
+            strength="symptom", confidence=confidence("symptom", corroborated=True),
             suggested_actions=[ActionSpec(type="resubmit_from_checkpoint", job=job, checkpoint=newest_good,
                                           reason="newest checkpoint is corrupt; resume from an older verified one")],
         ))

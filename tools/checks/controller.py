@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from tools.checks.base import CheckConfig
 from tools.facts import Facts
+from tools.knowledge.precedence import confidence
+from tools.models.logs import SlurmMessageEvent
 from tools.models.findings import Evidence, Finding
 
 __all__ = ["ControllerConfig", "check_controller_unreachable"]
@@ -27,13 +29,13 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
     """
     errors = [e for e in facts.slurm_errors if not e.format.startswith("sacct")
               and any(w in e.message.lower() for w in cfg.controller_words)]
-    log_lines = [e for e in facts.job_log_events if e.kind == "slurm_message"
-                 and (e.fields.get("what") == "controller_unreachable"
-                      or "unable to contact slurm controller" in e.message.lower())]
-    down = [e for e in facts.job_log_events if e.fields.get("what") == "controller_ping" and e.fields.get("state") == "DOWN"]
+    messages = [e for e in facts.job_events_of("slurm_message") if isinstance(e, SlurmMessageEvent)]
+    log_lines = [e for e in messages if e.what == "controller_unreachable"
+                 or "unable to contact slurm controller" in e.message.lower()]
+    down = [e for e in messages if e.what == "controller_ping" and e.state == "DOWN"]
     if not errors and not log_lines and not down:
         return []
-    hosts = sorted({e.fields["controller"] for e in down})
+    hosts = sorted({e.controller for e in down if e.controller})
     evidence = [Evidence(text=e.message[:300], file=e.path) for e in errors[:4]]
     evidence += [Evidence(text=e.message[:300], file=e.file, line=e.line) for e in (down[:2] + log_lines[:3])]
     return [Finding(
@@ -41,5 +43,7 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
         message=f"{len(errors)} recorded Slurm command(s) and {len(log_lines)} log line(s) could not reach slurmctld"
         + (f"; scontrol ping reports slurmctld on {', '.join(hosts)} DOWN" if hosts else ""),
         culprits=[f"node:{h}" for h in hosts], evidence=evidence,
-        confidence=0.9 if (errors or hosts) else 0.7, suggested_actions=[],
+        strength="state" if (errors or hosts) else "symptom",
+        confidence=confidence("state" if (errors or hosts) else "symptom", corroborated=bool(errors and (hosts or log_lines))),
+        suggested_actions=[],
     )]

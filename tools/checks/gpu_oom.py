@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from tools.checks.base import CheckConfig, log_evidence
 from tools.facts import Facts
+from tools.knowledge.precedence import confidence
+from tools.models.logs import CudaOomEvent
 from tools.models.findings import ActionSpec, Finding
 
 __all__ = ["GpuOomConfig", "check_job_cuda_oom"]
@@ -23,28 +25,24 @@ def check_job_cuda_oom(facts: Facts, cfg: GpuOomConfig) -> list[Finding]:
     Sources: job-log events of kind cuda_oom (fields tried_gib, total_gib, allocated_gib, reserved_gib, free_gib).
     """
     by_job: dict[str, list] = {}
-    for e in facts.job_log_events:
-        if e.kind == "cuda_oom":
-            by_job.setdefault(e.job or "?", []).append(e)
+    for e in facts.job_events_of("cuda_oom"):
+        by_job.setdefault(e.job or "?", []).append(e)
     findings: list[Finding] = []
     for job, events in by_job.items():
         first = events[0]
         note = ""
-        try:
-            total = float(first.fields["total_gib"])
-            reserved = float(first.fields["reserved_gib"])
-            allocated = float(first.fields["allocated_gib"])
-            if total and (reserved - allocated) / total >= cfg.fragmentation_ratio:
-                note = (f"; {reserved - allocated:.2f} GiB reserved but unallocated of {total:.2f} GiB: "
-                        "allocator fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)")
-        except (KeyError, ValueError):
-            pass
+        total, reserved, allocated = (first.total_gib, first.reserved_gib, first.allocated_gib) \
+            if isinstance(first, CudaOomEvent) else (None, None, None)
+        if total and reserved is not None and allocated is not None \
+                and (reserved - allocated) / total >= cfg.fragmentation_ratio:
+            note = (f"; {reserved - allocated:.2f} GiB reserved but unallocated of {total:.2f} GiB: "
+                    "allocator fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)")
         findings.append(Finding(
             check="job_cuda_oom", root_cause="gpu_oom",
             message=f"job {job}: {len(events)} CUDA out-of-memory error(s){note}",
             culprits=[f"job:{job}"] if job != "?" else [],
             evidence=[log_evidence(e) for e in events[:3]],
-            confidence=0.85,
+            strength="symptom", confidence=confidence("symptom", corroborated=True),
             suggested_actions=[ActionSpec(type="notify_owner", job=job, reason="CUDA out of memory" + note)]
             if job != "?" else [],
         ))

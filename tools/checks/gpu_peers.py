@@ -6,11 +6,12 @@ from collections import defaultdict
 from statistics import mean, median
 
 from tools.facts import Facts
+from tools.knowledge.dcgm import UTIL_FIELDS
 from tools.models.findings import Evidence
 
 __all__ = ["node_means", "utilisation", "peer_groups", "peer_median", "metric_evidence", "UTIL_METRICS", "SM_CLOCK", "TEMP"]
 
-UTIL_METRICS = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE")
+UTIL_METRICS = UTIL_FIELDS
 """Utilisation fields in order of preference; PROF ratios (0..1) are scaled to percent."""
 SM_CLOCK = "DCGM_FI_DEV_SM_CLOCK"
 TEMP = "DCGM_FI_DEV_GPU_TEMP"
@@ -22,8 +23,8 @@ def node_means(facts: Facts, metric: str) -> dict[str, float]:
     PROF fields that DCGM reports as ratios are returned in percent.
     """
     vals: dict[str, list[float]] = defaultdict(list)
-    for s in facts.gpu_samples:
-        if s.name == metric and s.node:
+    for s in facts.samples(metric):
+        if s.node:
             vals[s.node].append(s.value * 100.0 if metric.startswith("DCGM_FI_PROF_") else s.value)
     return {n: mean(v) for n, v in vals.items() if v}
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, affected_jobs, job_culprits
+from tools.checks.base import CheckConfig, job_culprits
 from tools.checks.gpu_peers import SM_CLOCK, metric_evidence, node_means, peer_groups, peer_median, utilisation
 from tools.facts import Facts
+from tools.facts.queries import affected_jobs
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Finding
+from tools.platform import node_ref, take_out_of_service
 
 __all__ = ["StragglerConfig", "check_gpu_straggler"]
 
@@ -63,10 +66,10 @@ def check_gpu_straggler(facts: Facts, cfg: StragglerConfig) -> list[Finding]:
                     message=f"{node} runs far below its job peers: " + "; ".join(why),
                     culprits=[f"node:{node}", *job_culprits(jobs)],
                     evidence=evidence,
-                    confidence=0.7,
+                    strength="heuristic", confidence=confidence("heuristic", corroborated=len(evidence) >= 2),
                     suggested_actions=[
-                        ActionSpec(type="drain_node", node=node, reason="straggler: GPUs far below job peers"),
                         ActionSpec(type="run_gpu_diagnostic", node=node),
+                        *take_out_of_service(facts, node_ref(facts, node), "straggler: GPUs far below job peers"),
                     ],
                 )
             )

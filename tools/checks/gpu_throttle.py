@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from tools.checks.base import CheckConfig, affected_jobs, job_culprits
+from tools.checks.base import CheckConfig, job_culprits
 from tools.checks.gpu_peers import SM_CLOCK, TEMP, metric_evidence, node_means
 from tools.facts import Facts
+from tools.facts.queries import affected_jobs
+from tools.knowledge.dcgm import CLOCK_EVENT_FIELDS
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.platform import node_ref, take_out_of_service
 
 __all__ = ["ThrottleConfig", "check_gpu_thermal_throttle", "REASON_BITS"]
 
@@ -20,7 +24,7 @@ REASON_BITS = {
 """NVML clock-event reason bits that mean the hardware is holding clocks down (0x4, the SW power
 cap, is normal under full load and is not counted alone)."""
 
-_REASON_FIELDS = ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS")
+_REASON_FIELDS = CLOCK_EVENT_FIELDS
 
 
 class ThrottleConfig(CheckConfig):
@@ -38,8 +42,8 @@ def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Findin
     """
     reasons: dict[str, set[str]] = defaultdict(set)
     gpus: dict[str, set[str]] = defaultdict(set)
-    for s in facts.gpu_samples:
-        if s.name in _REASON_FIELDS and s.node:
+    for s in facts.samples(*_REASON_FIELDS):
+        if s.node:
             bits = int(s.value)
             for bit, label in REASON_BITS.items():
                 if bits & bit:
@@ -57,8 +61,8 @@ def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Findin
         if g.temperature_c is not None and g.temperature_c >= cfg.hot_temp_c:
             hot_max[g.node] = max(hot_max.get(g.node, 0.0), g.temperature_c)
     temps = node_means(facts, TEMP)
-    for s in facts.gpu_samples:
-        if s.name == TEMP and s.node and s.value >= cfg.hot_temp_c:
+    for s in facts.samples(TEMP):
+        if s.node and s.value >= cfg.hot_temp_c:
             hot_max[s.node] = max(hot_max.get(s.node, 0.0), s.value)
     clocks = node_means(facts, SM_CLOCK)
     findings: list[Finding] = []
@@ -88,11 +92,12 @@ def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Findin
                 f"max temp {hot_max.get(node, temps.get(node, 0)):.0f} C, threshold {cfg.hot_temp_c:.0f} C)",
                 culprits=[f"node:{node}", *job_culprits(jobs)],
                 evidence=evidence,
-                confidence=0.85 if reasons.get(node) else 0.6,
+                strength="direct" if reasons.get(node) else "heuristic",
+                confidence=confidence("direct" if reasons.get(node) else "heuristic", corroborated=node in hot_max),
                 # Heat alone (no clock-event reason set) is not proof of throttling: look before draining.
-                suggested_actions=([ActionSpec(type="drain_node", node=node, reason="GPU thermal/power throttling")]
-                                   if reasons.get(node) else [])
-                + [ActionSpec(type="run_gpu_diagnostic", node=node)],
+                suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node)]
+                + (take_out_of_service(facts, node_ref(facts, node), "GPU thermal/power throttling")
+                   if reasons.get(node) else []),
             )
         )
     return findings

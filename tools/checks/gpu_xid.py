@@ -1,29 +1,52 @@
-"""check_gpu_xid: GPU hardware faults from NVRM kernel lines and DCGM error counters."""
+"""check_gpu_xid: GPU hardware faults on a node, from every source that can show one, on any platform.
+
+Sources, strongest first: NVRM kernel lines (hardware Xids of NVIDIA's catalogue, a GPU fallen off the bus
+with or without the Xid line, ECC / row-remap text, Xid 154 asking for a reset), DCGM fault fields
+(tools.knowledge.dcgm: volatile DBE, retired pages pending, row-remap failure, the Xid counter), nvidia-smi
+reporting a GPU it cannot reach, Kubernetes node events naming an Xid, and CUDA errors in a job log that
+say the hardware failed (uncorrectable ECC, no device) attributed to the node that printed them. The
+culprit and the action follow the platform (tools.platform): drain + resubmit on Slurm, cordon on
+Kubernetes.
+"""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from pydantic import Field
 
-from tools.checks.base import (CheckConfig, affected_jobs, job_culprits, kernel_event_time, kernel_evidence,
-                               resubmit_specs)
+from tools.checks.base import CheckConfig, clip, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_event_time, rank_node
+from tools.knowledge.dcgm import gpu_fault_samples
+from tools.knowledge.precedence import confidence
+from tools.knowledge.xid import HARDWARE_XIDS, RECOVERY_XID, recovery_action
+from tools.models.findings import Evidence, Finding
+from tools.models.logs import CudaErrorEvent, XidEvent
+from tools.platform import node_ref, take_out_of_service, victims
 
 __all__ = ["XidConfig", "check_gpu_xid"]
 
-_DCGM_MEMORY_ERRORS = ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ROW_REMAP_FAILURE")
+_EVENT_XID = re.compile(r"\bXid\b\D{0,12}?(\d{1,3})\b", re.IGNORECASE)
 
 
 class XidConfig(CheckConfig):
-    """Which Xids mean the GPU itself is bad (NVIDIA's Xid catalogue)."""
+    """Which Xids mean the GPU itself is bad (NVIDIA's Xid catalogue, tools.knowledge.xid)."""
 
-    hardware_xids: frozenset[int] = Field(default=frozenset({48, 61, 62, 63, 64, 79, 92, 94, 95, 119, 120, 140}))
-    """48 DBE, 63/64 row remap, 79 fallen off the bus, 92 high SBE rate, 94/95 contained/uncontained ECC,
-    119/120 GSP, 140 unrecovered ECC."""
+    hardware_xids: frozenset[int] = Field(default=HARDWARE_XIDS)
     min_events: int = 1
+
+
+@dataclass
+class _Node:
+    direct: list[Evidence] = field(default_factory=list)
+    symptoms: list[Evidence] = field(default_factory=list)
+    what: set[str] = field(default_factory=set)
+    first: datetime | None = None
+    jobs: list[str] = field(default_factory=list)
 
 
 def _ended_before(facts: Facts, job_id: str, first_event: datetime | None) -> bool:
@@ -31,63 +54,105 @@ def _ended_before(facts: Facts, job_id: str, first_event: datetime | None) -> bo
     cancelled an hour earlier on that node lost nothing to this fault); False when unknown."""
     rec = facts.job(job_id) or facts.acct_job(job_id)
     end = rec.end_time if rec else None
-    if first_event is None or end is None or (rec.state or "") in ("RUNNING", "COMPLETING", "SUSPENDED"):
+    if first_event is None or end is None or job_state(facts, job_id) in ("RUNNING", "COMPLETING", "SUSPENDED"):
         return False
     return end < first_event - timedelta(minutes=1)
 
 
-def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
-    """One gpu_hardware_fault Finding per node with hardware Xids, DBE/row-remap errors, or a GPU
-    that fell off the bus (including NVRM's multi-line form that carries no Xid number).
-
-    Sources: kernel-log events (dmesg), dcgm-exporter samples (DCGM_FI_DEV_XID_ERRORS,
-    DCGM_FI_DEV_ECC_DBE_VOL_TOTAL, DCGM_FI_DEV_ROW_REMAP_FAILURE).
-    """
-    per_node: dict[str, list[Evidence]] = defaultdict(list)
-    xids: dict[str, set[int]] = defaultdict(set)
-    first_seen: dict[str, datetime] = {}
-    for ev in facts.kernel_events:
+def _kernel(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
+    for ev in facts.kernel_events_of("xid", "fallen_off_bus", "gpu_ecc"):
         if not ev.node:
             continue
-        if (ev.kind == "xid" and ev.xid in cfg.hardware_xids) or ev.kind in ("fallen_off_bus", "gpu_ecc"):
-            when = kernel_event_time(facts, ev)
-            if when is not None and (ev.node not in first_seen or when < first_seen[ev.node]):
-                first_seen[ev.node] = when
-        if ev.kind == "xid" and ev.xid in cfg.hardware_xids:
-            per_node[ev.node].append(kernel_evidence(ev))
-            xids[ev.node].add(ev.xid)
-        elif ev.kind in ("fallen_off_bus", "gpu_ecc"):
-            per_node[ev.node].append(kernel_evidence(ev))
-            if ev.kind == "fallen_off_bus":
-                xids[ev.node].add(79)
-    for s in facts.gpu_samples:
-        if not s.node or s.value <= 0:
+        if isinstance(ev, XidEvent):
+            if ev.xid in cfg.hardware_xids:
+                label = f"Xid {ev.xid}"
+            elif ev.xid == RECOVERY_XID and (action := recovery_action(ev.message)):
+                label = f"Xid 154 ({action})"
+            else:
+                continue
+        else:
+            label = "GPU fallen off the bus" if ev.kind == "fallen_off_bus" else "uncorrectable ECC"
+        n = nodes[ev.node]
+        n.direct.append(kernel_evidence(ev))
+        n.what.add(label)
+        when = kernel_event_time(facts, ev)
+        if when is not None and (n.first is None or when < n.first):
+            n.first = when
+
+
+def _metrics(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
+    for s, label in gpu_fault_samples(facts, cfg.hardware_xids):
+        nodes[s.node or ""].direct.append(Evidence(text=f"{s.name}={s.value:g} on {s.node} GPU {s.gpu}",
+                                                   metric=s.name, value=s.value, unit="count"))
+        nodes[s.node or ""].what.add(label)
+    for g in facts.gpu_status:
+        if g.node and g.lost:
+            nodes[g.node].direct.append(Evidence(text=clip(f"nvidia-smi on {g.node}: GPU {g.pci_bus_id or g.index} "
+                                                           f"unreachable ({g.lost})"), metric="nvidia-smi"))
+            nodes[g.node].what.add("GPU lost (nvidia-smi)")
+
+
+def _k8s_events(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
+    for e in facts.k8s_events:
+        host = e.object_name if e.object_kind == "Node" else e.source_host
+        m = _EVENT_XID.search(e.message) if host else None
+        if m and int(m.group(1)) in cfg.hardware_xids and host:
+            nodes[host].direct.append(Evidence(text=clip(f"{e.reason or ''} {e.message}"), file=e.file, line=e.line))
+            nodes[host].what.add(f"Xid {m.group(1)}")
+
+
+def _cuda_errors(facts: Facts, nodes: dict[str, _Node]) -> None:
+    """CUDA errors that say the hardware failed, attributed to the node that printed them: the host the
+    line names, the rank's node, or the job's only node."""
+    for e in facts.job_events_of("cuda_error"):
+        if not isinstance(e, CudaErrorEvent) or e.category not in ("hardware", "device_missing") or not e.job:
             continue
-        is_xid = s.name == "DCGM_FI_DEV_XID_ERRORS" and int(s.value) in cfg.hardware_xids
-        if not (is_xid or s.name in _DCGM_MEMORY_ERRORS):
+        allocated = job_nodes(facts, e.job)
+        node = e.host if e.host and (e.host in allocated or facts.node(e.host)) else None
+        if node is None and e.rank is not None:
+            node = rank_node(facts, e.job, e.rank)
+        if node is None and len(allocated) == 1:
+            node = allocated[0]
+        if node is None:
             continue
-        if is_xid:
-            xids[s.node].add(int(s.value))
-        per_node[s.node].append(
-            Evidence(text=f"{s.name}={s.value:g} on {s.node} GPU {s.gpu}", metric=s.name, value=s.value, unit="count")
-        )
+        n = nodes[node]
+        n.symptoms.append(log_evidence(e))
+        n.what.add("CUDA: " + clip(e.error, 60))
+        if e.job not in n.jobs:
+            n.jobs.append(e.job)
+
+
+def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
+    """One gpu_hardware_fault Finding per node with GPU hardware evidence (see the module docstring).
+
+    Evidence strength: direct when a kernel line, a DCGM fault field, nvidia-smi or a node event shows it;
+    symptom when only CUDA errors in job logs do (two or more jobs, or with direct evidence, corroborate).
+    """
+    nodes: dict[str, _Node] = defaultdict(_Node)
+    _kernel(facts, cfg, nodes)
+    _metrics(facts, cfg, nodes)
+    _k8s_events(facts, cfg, nodes)
+    _cuda_errors(facts, nodes)
     findings: list[Finding] = []
-    for node, evidence in per_node.items():
-        if len(evidence) < cfg.min_events:
+    for name, n in nodes.items():
+        if not name or len(n.direct) + len(n.symptoms) < cfg.min_events:
             continue
-        jobs = [j for j in affected_jobs(facts, [node]) if not _ended_before(facts, j, first_seen.get(node))]
-        what = ", ".join(f"Xid {x}" for x in sorted(xids[node])) or "uncorrectable GPU memory errors"
-        actions = [ActionSpec(type="drain_node", node=node, reason=f"GPU hardware fault ({what})")]
-        actions += resubmit_specs(facts, jobs, [node], f"work lost to GPU fault on {node}")
-        findings.append(
-            Finding(
-                check="gpu_xid",
-                root_cause="gpu_hardware_fault",
-                message=f"{len(evidence)} GPU hardware error event(s) on {node}: {what} (threshold {cfg.min_events})",
-                culprits=[f"node:{node}", *job_culprits(jobs)],
-                evidence=evidence[:5],
-                confidence=0.95,
-                suggested_actions=actions,
-            )
-        )
+        ref = node_ref(facts, name)
+        what = ", ".join(sorted(n.what)) or "GPU hardware errors"
+        jobs = [j for j in affected_jobs(facts, [name]) if not _ended_before(facts, j, n.first)]
+        jobs += [j for j in n.jobs if j not in jobs]
+        reason = f"GPU hardware fault ({clip(what, 80)})"
+        culprits, follow = victims(facts, ref, f"work lost to GPU fault on {name}", jobs=jobs)
+        direct = bool(n.direct)
+        strength = "direct" if direct else "symptom"
+        corroborated = (direct and bool(n.symptoms)) or len(n.direct) >= 2 or len(n.jobs) >= 2
+        findings.append(Finding(
+            check="gpu_xid", root_cause="gpu_hardware_fault",
+            message=f"{len(n.direct) + len(n.symptoms)} GPU hardware error event(s) on {name}: {what} "
+                    f"(threshold {cfg.min_events})",
+            culprits=[ref.culprit, *culprits],
+            evidence=(n.direct + n.symptoms)[:6],
+            strength=strength, confidence=confidence(strength, corroborated=corroborated),
+            suggested_actions=take_out_of_service(facts, ref, reason) + follow,
+        ))
     return findings

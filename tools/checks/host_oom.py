@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from tools.checks.base import CheckConfig, affected_jobs, job_culprits, kernel_event_time, kernel_evidence
+from tools.checks.base import CheckConfig, job_culprits, kernel_evidence
 from tools.facts import Facts
+from tools.facts.queries import affected_jobs, kernel_event_time
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
-from tools.models.logs import KernelEvent
+from tools.models.logs import OomKillEvent
 
 __all__ = ["HostOomConfig", "check_node_host_oom"]
 
@@ -18,7 +20,7 @@ class HostOomConfig(CheckConfig):
     min_kills: int = 1
 
 
-def _ran_during(facts: Facts, job_id: str, kills: list[KernelEvent]) -> bool:
+def _ran_during(facts: Facts, job_id: str, kills: list[OomKillEvent]) -> bool:
     """False when every kill was logged before the job started (dmesg keeps lines since boot:
     an old kill is not the current job's); True when that cannot be told."""
     rec = facts.job(job_id) or facts.acct_job(job_id)
@@ -34,18 +36,18 @@ def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
     Sources: kernel-log events of kind oom_kill (fields.slurm_job from the cgroup path names the
     job); sacct job states; squeue/sacct allocations when the kill names no job.
     """
-    kills: dict[str, list] = defaultdict(list)
-    for ev in facts.kernel_events:
-        if ev.kind == "oom_kill" and ev.node:
+    kills: dict[str, list[OomKillEvent]] = defaultdict(list)
+    for ev in facts.kernel_events_of("oom_kill"):
+        if ev.node:
             kills[ev.node].append(ev)
-    oom_jobs = [r.job_id for r in facts.acct if not r.is_step and (r.state or "").startswith("OUT_OF_MEMORY")]
+    oom_jobs = {r.job_id for r in facts.acct_jobs() if (r.state or "").startswith("OUT_OF_MEMORY")}
     findings: list[Finding] = []
     for node, events in kills.items():
         if len(events) < cfg.min_kills:
             continue
         # The kill line's cgroup (task_memcg=/slurm/uid_N/job_4242/...) names the job whose memory
         # ran out; on a shared node the other jobs there are bystanders.
-        named = list(dict.fromkeys(e.fields["slurm_job"] for e in events if e.fields.get("slurm_job")))
+        named = list(dict.fromkeys(e.slurm_job for e in events if e.slurm_job))
         jobs = [j for j in affected_jobs(facts, [node]) if _ran_during(facts, j, events)]
         jobs = named or [j for j in jobs if j in oom_jobs] or jobs
         evidence: list[Evidence] = [kernel_evidence(e) for e in events[:3]]
@@ -54,7 +56,7 @@ def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
             check="node_host_oom", root_cause="host_oom",
             message=f"{len(events)} OOM-killer kill(s) on {node} (threshold {cfg.min_kills})",
             culprits=[*job_culprits(jobs), f"node:{node}"],
-            evidence=evidence, confidence=0.85,
+            evidence=evidence, strength="direct", confidence=confidence("direct", corroborated=bool(named or oom_jobs)),
             suggested_actions=[ActionSpec(type="notify_owner", job=j, reason=f"host memory exhausted on {node}")
                                for j in jobs],
         ))

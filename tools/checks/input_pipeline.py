@@ -5,6 +5,8 @@ from __future__ import annotations
 from tools.checks.base import CheckConfig
 from tools.checks.gpu_peers import utilisation
 from tools.facts import Facts
+from tools.knowledge.host import cpu_busy_nodes
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 
 __all__ = ["InputPipelineConfig", "check_input_pipeline_bound"]
@@ -39,8 +41,7 @@ def check_input_pipeline_bound(facts: Facts, cfg: InputPipelineConfig) -> list[F
         mean = sum(vals.values()) / len(vals)
         if not cfg.min_util_pct <= mean < cfg.low_util_pct or min(vals.values()) < cfg.evenness * max(vals.values()):
             continue
-        busy_cpu = [n for n in job.nodes if (nd := facts.node(n)) and nd.cpu_load and nd.cpus_alloc
-                    and nd.cpu_load >= 0.9 * nd.cpus_alloc]
+        busy_cpu = cpu_busy_nodes(facts, job.nodes)
         evidence = [Evidence(text=f"{metric} mean {mean:.0f}% over job {job.job_id}'s {len(vals)} node(s) "
                                   f"(min {min(vals.values()):.0f}%, max {max(vals.values()):.0f}%)",
                              metric=metric, value=round(mean, 1), unit="%")]
@@ -52,7 +53,7 @@ def check_input_pipeline_bound(facts: Facts, cfg: InputPipelineConfig) -> list[F
             message=f"job {job.job_id}: GPUs {mean:.0f}% busy on average, evenly on all nodes "
             f"(threshold {cfg.low_util_pct:.0f}%)" + ("; CPUs saturated" if busy_cpu else ""),
             culprits=[f"job:{job.job_id}"], evidence=evidence,
-            confidence=0.65 if busy_cpu else 0.55,
+            strength="heuristic", confidence=confidence("heuristic", corroborated=bool(busy_cpu)),
             suggested_actions=[ActionSpec(type="notify_owner", job=job.job_id,
                                           reason="GPUs starved by the input pipeline (more loader workers, prefetch)")],
         ))

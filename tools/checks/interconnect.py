@@ -1,15 +1,28 @@
-"""check_interconnect_link_down: InfiniBand link flaps and NVLink errors on a node."""
+"""check_interconnect_link_down: a node whose network link (InfiniBand, RoCE/Ethernet, NVLink) is down or flapping.
+
+Attribution is to the node whose port or NIC reported the fault, never to the rank that printed the
+collective's timeout: the kernel's link lines (mlx5 port state, cable-module errors, ``ens1f0np0: Link
+down``), NCCL's ``NET/IB : Got async event : port error`` and UCX transport errors printed by a host about its
+own NIC, NVLink Xids (74, 144-150), DCGM NVLink recovery errors, and node_exporter InfiniBand counters that
+grew (link downed, symbol errors) in a Prometheus range query or between two scrapes.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime
+from dataclasses import dataclass, field
 
-from tools.checks.base import (CheckConfig, affected_jobs, job_culprits, kernel_event_time, kernel_evidence,
-                               resubmit_specs)
+from pydantic import Field
+
+from tools.checks.base import CheckConfig, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.models.findings import ActionSpec, Evidence, Finding
-from tools.models.logs import KernelEvent
+from tools.facts.queries import affected_jobs, first_seen, job_nodes
+from tools.knowledge.dcgm import IB_COUNTER_FIELDS
+from tools.knowledge.precedence import confidence
+from tools.knowledge.xid import NVLINK_XIDS
+from tools.models.findings import Evidence, Finding
+from tools.models.logs import LinkEvent, NetEvent, XidEvent
+from tools.platform import node_ref, take_out_of_service, victims
 
 __all__ = ["InterconnectConfig", "check_interconnect_link_down"]
 
@@ -18,79 +31,134 @@ class InterconnectConfig(CheckConfig):
     """Thresholds for link events."""
 
     min_link_down: int = 1
-    """IB link-down events on one node that make it a culprit."""
+    """Link-fault events on one node that make it a culprit."""
     flap_downs: int = 2
     """Downs of one port, each followed by the link coming back, that make it a flapping link. A
     port that went down once and came back up (link training at boot, a reseated cable) is not a
     fault; one still down is, however often it went down."""
-    nvlink_xids: frozenset[int] = frozenset({74})
+    nvlink_xids: frozenset[int] = Field(default=NVLINK_XIDS)
+    min_counter_increase: float = 1.0
+    """Growth of an IB link-fault counter (link downed, symbol errors ...) within the query window."""
+    nvlink_recovery_errors: float = 1.0
+    """DCGM NVLink recovery errors on one GPU that make its link faulty."""
 
 
-def _link_state(ev: KernelEvent) -> str | None:
+@dataclass
+class _Node:
+    events: list[object] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+    what: set[str] = field(default_factory=set)
+    direct: bool = False
+
+
+def _link_state(ev: LinkEvent) -> str | None:
     """``up``/``down`` for link and cable events: a port going down, a cable unplugged or reporting
     an error (bad or shorted cable/module) is down; a port up or a cable plugged in is up."""
-    state = ev.fields.get("state", "").lower()
-    if state in ("down", "up"):
-        return state
-    detail = ev.fields.get("detail", "").lower()
-    if state == "module_error" or "unplugged" in detail:
+    if ev.state in ("down", "up"):
+        return ev.state
+    detail = (ev.detail or "").lower()
+    if ev.state in ("module_error", "error") or "unplugged" in detail:
         return "down"
-    if state == "module_event" and "plugged" in detail:
+    if ev.state == "module_event" and "plugged" in detail:
         return "up"
     return None
 
 
-def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[Finding]:
-    """interconnect_fault per node with an InfiniBand port that is down (its last state printed is
-    down) or flapping (went down and came back ``flap_downs`` times or more), or NVLink Xids.
-
-    Sources: kernel-log events of kind ib_link (fields.state = down|up, device, port) and xid (74).
-    """
-    evidence: dict[str, list[Evidence]] = defaultdict(list)
-    downs: dict[str, int] = defaultdict(int)
-    port_downs: dict[tuple[str, str, str], list[KernelEvent]] = defaultdict(list)
+def _kernel_links(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]) -> None:
+    port_downs: dict[tuple[str, str, str], list[LinkEvent]] = defaultdict(list)
     port_up: dict[tuple[str, str, str], bool] = {}
-    counted: list[KernelEvent] = []
-    for ev in facts.kernel_events:
-        if not ev.node:
+    for ev in facts.kernel_events_of("ib_link"):
+        state = _link_state(ev) if ev.node else None
+        if state is None:
             continue
-        state = _link_state(ev) if ev.kind == "ib_link" else None
-        if state is not None:
-            port = (ev.node, ev.fields.get("device", ""), ev.fields.get("port") or f"module {ev.fields.get('module', '')}")
-            port_up[port] = state == "up"
-            if not port_up[port]:
-                port_downs[port].append(ev)
-        elif ev.kind == "xid" and ev.xid in cfg.nvlink_xids:
-            downs[ev.node] += 1
-            evidence[ev.node].append(kernel_evidence(ev))
-            counted.append(ev)
+        port = (ev.node, ev.device or "", ev.port or f"module {ev.module or ''}")
+        port_up[port] = state == "up"
+        if state == "down":
+            port_downs[port].append(ev)
     for port, events in port_downs.items():
         if port_up[port] and len(events) < cfg.flap_downs:
             continue  # went down and came back: recovered, not a fault
-        downs[port[0]] += len(events)
-        evidence[port[0]].extend(kernel_evidence(ev) for ev in events)
-        counted.extend(events)
-    first_seen: dict[str, datetime] = {}
-    for ev in counted:
-        when = kernel_event_time(facts, ev)
-        if when is not None and ev.node and (ev.node not in first_seen or when < first_seen[ev.node]):
-            first_seen[ev.node] = when
-    findings: list[Finding] = []
-    for node, n in downs.items():
-        if n < cfg.min_link_down:
+        n = nodes[port[0]]
+        n.events += events
+        n.evidence += [kernel_evidence(e) for e in events]
+        n.what.add(f"{events[0].link_type} port {port[2]} " + ("flapping" if port_up[port] else "down"))
+        n.direct = True
+    for ev in facts.kernel_events_of("xid"):
+        if isinstance(ev, XidEvent) and ev.node and ev.xid in cfg.nvlink_xids:
+            n = nodes[ev.node]
+            n.events.append(ev)
+            n.evidence.append(kernel_evidence(ev))
+            n.what.add(f"NVLink Xid {ev.xid}")
+            n.direct = True
+
+
+def _transport(facts: Facts, nodes: dict[str, _Node]) -> None:
+    """NCCL/UCX events a host printed about its own NIC (a port error, retries exceeded)."""
+    for ev in facts.job_events_of("net_event"):
+        if not isinstance(ev, NetEvent) or not ev.fatal:
             continue
-        jobs = affected_jobs(facts, [node], since=first_seen.get(node))
-        actions = [ActionSpec(type="drain_node", node=node, reason=f"interconnect fault: {n} link-down event(s)")]
-        actions += resubmit_specs(facts, jobs, [node], f"collectives failed on {node}'s link")
-        findings.append(
-            Finding(
-                check="interconnect_link_down",
-                root_cause="interconnect_fault",
-                message=f"{n} link-down / NVLink error event(s) on {node} (threshold {cfg.min_link_down})",
-                culprits=[f"node:{node}", *job_culprits(jobs)],
-                evidence=evidence[node][:5],
-                confidence=0.85,
-                suggested_actions=actions,
-            )
-        )
+        host = ev.host if ev.host and (facts.node(ev.host) or ev.host in job_nodes(facts, ev.job or "")) else None
+        if host is None:
+            allocated = job_nodes(facts, ev.job or "")
+            host = allocated[0] if len(allocated) == 1 else None
+        if host is None:
+            continue
+        n = nodes[host]
+        n.events.append(ev)
+        n.evidence.append(log_evidence(ev))
+        n.what.add(f"{ev.transport} {ev.what}" + (f" on {ev.device}" if ev.device else ""))
+
+
+def _counters(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]) -> None:
+    """Counters that grew within the recorded window (range query or two scrapes), per node and port."""
+    series: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
+    for s in facts.samples(*IB_COUNTER_FIELDS):
+        if s.node:
+            port = f"{s.labels.get('device', '?')}:{s.labels.get('port', '?')}"
+            series[(s.node, s.name, port)].append((s.timestamp_s or 0.0, s.value))
+    for (node, name, port), points in series.items():
+        points.sort()
+        grew = points[-1][1] - points[0][1] if len(points) >= 2 else 0.0
+        if grew >= cfg.min_counter_increase:
+            n = nodes[node]
+            n.evidence.append(Evidence(text=f"{name} on {node} {port} grew by {grew:g} in the window "
+                                            f"(threshold {cfg.min_counter_increase:g})", metric=name, value=grew,
+                                       unit="count"))
+            n.what.add(f"IB {IB_COUNTER_FIELDS[name]} on {port}")
+            n.direct = True
+    for s in facts.samples("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"):
+        if s.node and s.value >= cfg.nvlink_recovery_errors:
+            n = nodes[s.node]
+            n.evidence.append(Evidence(text=f"{s.name}={s.value:g} on {s.node} GPU {s.gpu}", metric=s.name,
+                                       value=s.value, unit="count"))
+            n.what.add("NVLink recovery errors")
+            n.direct = True
+
+
+def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[Finding]:
+    """interconnect_fault per node with a link that is down or flapping, NVLink Xids or recovery errors,
+    IB fault counters that grew, or NIC transport errors it printed itself (see the module docstring).
+
+    Evidence strength: direct for kernel lines and counters; symptom for transport errors alone.
+    """
+    nodes: dict[str, _Node] = defaultdict(_Node)
+    _kernel_links(facts, cfg, nodes)
+    _transport(facts, nodes)
+    _counters(facts, cfg, nodes)
+    findings: list[Finding] = []
+    for node, n in nodes.items():
+        if len(n.evidence) < cfg.min_link_down:
+            continue
+        ref = node_ref(facts, node)
+        jobs = affected_jobs(facts, [node], since=first_seen(facts, n.events))
+        what = ", ".join(sorted(n.what))
+        culprits, follow = victims(facts, ref, f"collectives failed on {node}'s link", jobs=jobs)
+        strength = "direct" if n.direct else "symptom"
+        findings.append(Finding(
+            check="interconnect_link_down", root_cause="interconnect_fault",
+            message=f"{len(n.evidence)} link fault event(s) on {node}: {what} (threshold {cfg.min_link_down})",
+            culprits=[ref.culprit, *culprits], evidence=n.evidence[:6],
+            strength=strength, confidence=confidence(strength, corroborated=len(n.what) >= 2),
+            suggested_actions=take_out_of_service(facts, ref, f"interconnect fault: {what[:80]}") + follow,
+        ))
     return findings

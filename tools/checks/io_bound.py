@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from tools.checks.base import CheckConfig, is_slurm_job_id
+from tools.checks.base import CheckConfig
 from tools.checks.gpu_peers import utilisation
 from tools.facts import Facts
+from tools.facts.queries import is_slurm_job_id
+from tools.knowledge.host import iowait_nodes
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 
 __all__ = ["IoBoundConfig", "check_io_bandwidth_bound"]
@@ -42,8 +45,8 @@ def check_io_bandwidth_bound(facts: Facts, cfg: IoBoundConfig) -> list[Finding]:
     if gib < cfg.heavy_gib_per_s or top_rate / total < cfg.min_share:
         return []
     metric, util = utilisation(facts)
-    starved = sorted(n for n, u in util.items() if u < cfg.starved_util_pct
-                     and any(n in j.nodes for j in facts.jobs if j.state == "RUNNING"))
+    starved = sorted(n for n, u in util.items() if u < cfg.starved_util_pct and facts.jobs_on_node(n, states=("RUNNING",)))
+    waiting = iowait_nodes(facts, starved)
     if util and not starved:
         return []
     slurm_job = is_slurm_job_id(top)  # else a process (procname.uid), quoted in evidence only
@@ -61,7 +64,7 @@ def check_io_bandwidth_bound(facts: Facts, cfg: IoBoundConfig) -> list[Finding]:
         f"{len(starved)} node(s) with GPUs waiting",
         culprits=([f"job:{top}"] if slurm_job else []) + [f"fs:{fs}" for fs in fss]
         + ([f"user:{job.user}"] if job and job.user else []),
-        evidence=evidence, confidence=0.7 if starved else 0.55,
+        evidence=evidence, strength="heuristic", confidence=confidence("heuristic", corroborated=bool(starved or waiting)),
         suggested_actions=[ActionSpec(type="notify_owner", job=top, reason="job saturates Lustre OST bandwidth")]
         if slurm_job else [],
     )]

@@ -14,6 +14,7 @@ from tools.checks.k8s_evidence import (
     pod_events,
 )
 from tools.facts import Facts
+from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.k8s import K8sContainerStatus, K8sPod
 
@@ -48,16 +49,17 @@ def _verdict(c: K8sContainerStatus, cfg: K8sCrashLoopConfig, facts: Facts) -> tu
     exit_code = c.last_terminated_exit_code if c.last_terminated_exit_code is not None else c.exit_code
     died = c.state == "terminated" or c.last_terminated_reason is not None
     if died and _CUDA_OOM.search(messages):
-        return "gpu_oom", f"CUDA out of memory (exit {exit_code})", 0.85
+        return "gpu_oom", f"CUDA out of memory (exit {exit_code})", strength_confidence("symptom", corroborated=True)
     if "OOMKilled" in reasons:
-        return "host_oom", f"OOMKilled by its memory limit (exit {exit_code})", 0.85
+        return "host_oom", f"OOMKilled by its memory limit (exit {exit_code})", strength_confidence("state")
     looping = c.state == "waiting" and c.state_reason == "CrashLoopBackOff"
     if looping and c.restart_count >= cfg.min_restarts:
         last = f"last exit {exit_code} ({c.last_terminated_reason or '?'})"
         tail = [ln.strip() for ln in (c.last_terminated_message or "").splitlines() if ln.strip()]
         if tail:
             last += f", last output: {tail[-1][:160]}"
-        return "crash_loop", f"CrashLoopBackOff after {c.restart_count} restarts (threshold {cfg.min_restarts}), {last}", 0.7
+        return "crash_loop", f"CrashLoopBackOff after {c.restart_count} restarts (threshold {cfg.min_restarts}), {last}", \
+            strength_confidence("state")
     return None
 
 
@@ -65,9 +67,17 @@ def _siblings_fine_elsewhere(facts: Facts, pod: K8sPod) -> list[K8sPod]:
     """Pods of the same controller that run and are ready on other nodes."""
     if not pod.owner_name:
         return []
-    return [p for p in facts.k8s_pods if p.namespace == pod.namespace and p.owner_name == pod.owner_name
-            and p.owner_kind == pod.owner_kind and p.name != pod.name and p.node and p.node != pod.node
-            and p.phase == "Running" and p.ready]
+    by_owner = facts.cached("pods_by_owner", lambda: _pods_by_owner(facts))
+    return [p for p in by_owner.get((pod.namespace, pod.owner_kind, pod.owner_name), [])
+            if p.name != pod.name and p.node and p.node != pod.node and p.phase == "Running" and p.ready]
+
+
+def _pods_by_owner(facts: Facts) -> dict[tuple[str, str | None, str], list[K8sPod]]:
+    out: dict[tuple[str, str | None, str], list[K8sPod]] = {}
+    for p in facts.k8s_pods:
+        if p.owner_name:
+            out.setdefault((p.namespace, p.owner_kind, p.owner_name), []).append(p)
+    return out
 
 
 def _runtime_evidence(facts: Facts, pod: K8sPod, c: K8sContainerStatus) -> list[Evidence]:
@@ -109,7 +119,7 @@ def _node_runtime_finding(pod: K8sPod, c: K8sContainerStatus, what: str, runtime
                  f"({len(runtime)} line(s) on that node){elsewhere}: the node's container runtime / GPU toolkit"),
         culprits=[node_culprit(node), pod_culprit(pod)],
         evidence=[*runtime[:3], pod_evidence(pod, c)],
-        confidence=0.85 if siblings or len(runtime) > 1 else 0.75,
+        strength="state", confidence=strength_confidence("state", corroborated=bool(siblings) or len(runtime) > 1),
         suggested_actions=[ActionSpec(type="cordon_node", node=node,
                                       reason="containers on this node cannot reach the NVIDIA driver")],
     )
@@ -152,13 +162,13 @@ def check_k8s_crash_loop(facts: Facts, cfg: K8sCrashLoopConfig) -> list[Finding]
             if cause == "crash_loop" and siblings:
                 what += (f"; {len(siblings)} other replica(s) of {pod.owner_kind} {pod.owner_name} run fine on "
                          f"{', '.join(sorted({p.node or '' for p in siblings}))}, so suspect the node")
-                confidence = 0.5
+                confidence = strength_confidence("heuristic")
             kernel = _kernel_oom(facts, pod) if cause == "host_oom" else []
             if kernel:
                 cgroup = any("memory cgroup" in k.text.lower() for k in kernel)
                 what += ("; kernel: memory cgroup OOM on the node (the container's own limit)" if cgroup
                          else "; kernel: the node itself ran out of memory")
-                confidence = 0.9
+                confidence = strength_confidence("direct")
             evs = [e for e in pod_events(facts, pod.namespace, pod.name)
                    if e.reason in ("BackOff", "OOMKilling") and (not e.field_path or c.name in e.field_path)]
             findings.append(Finding(
@@ -167,7 +177,7 @@ def check_k8s_crash_loop(facts: Facts, cfg: K8sCrashLoopConfig) -> list[Finding]
                         + (_limit(pod) if cause == "host_oom" else "") + (f" on {pod.node}" if pod.node else ""),
                 culprits=[pod_culprit(pod)],
                 evidence=[pod_evidence(pod, c), *kernel[:2], *[event_evidence(e) for e in evs[:2]]],
-                confidence=confidence,
+                strength="direct" if kernel else "state", confidence=confidence,
                 suggested_actions=[ActionSpec(type="notify_owner", pod=pod.name, namespace=pod.namespace,
                                               reason=f"container {c.name}: {what}")],
             ))

@@ -22,6 +22,7 @@ from tools.checks.k8s_evidence import (
     xid_evidence,
 )
 from tools.facts import Facts
+from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.k8s import K8sPod
 
@@ -103,7 +104,7 @@ def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Fi
             message=f"{where}: " + "; ".join(parts),
             culprits=([node_culprit(name)] if name else []) + [pod_culprit(p) for p, _ in failing],
             evidence=evidence[:5],
-            confidence=0.85 if failing and name in zero else 0.8,
+            strength="state", confidence=strength_confidence("state", corroborated=bool(failing) and name in zero),
             suggested_actions=[ActionSpec(type="cordon_node", node=name, reason="GPU device plugin not serving GPUs")]
             if cordon else [],
         ))

@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from tools.checks.gpu_xid import XidConfig
 from tools.facts import Facts
+from tools.knowledge.xid import APPLICATION_XIDS, HARDWARE_XIDS
 from tools.models.findings import Evidence
 from tools.models.k8s import K8sContainerStatus, K8sEvent, K8sNode, K8sPod
+from tools.models.logs import XidEvent
 
 __all__ = [
     "APPLICATION_XIDS",
@@ -32,17 +33,15 @@ __all__ = [
     "k8s_node",
 ]
 
-APPLICATION_XIDS = frozenset({13, 31, 43, 45, 68, 109})
-"""Xids NVIDIA's device plugin treats as application errors (it does not mark the GPU unhealthy)."""
-HARDWARE_XIDS = XidConfig().hardware_xids
-"""Xids that mean the GPU itself is bad: the same catalogue check_gpu_xid uses."""
 
 _ACTIVE = ("Pending", "Running", "Unknown", None)
 _XID_RE = re.compile(r"\bXid\b\D{0,12}?(\d{1,3})\b", re.IGNORECASE)
-_GPU_INFRA_NAMES = ("nvidia-device-plugin", "nvidia-driver-daemonset", "nvidia-container-toolkit",
-                    "nvidia-operator-validator")
-"""Pods whose failure takes a node's GPUs away from the scheduler (device plugin, or the driver and
-container toolkit it depends on, and the GPU operator's validator of both)."""
+_GPU_STACK_WORDS = ("device-plugin", "nvidia-driver", "driver-daemonset", "container-toolkit", "operator-validator",
+                    "cuda-validator", "plugin-validator", "dcgm", "gpu-feature-discovery", "mig-manager",
+                    "nvidia-dra", "k8s-device-plugin", "gpu-operator")
+"""What the NVIDIA GPU stack's pods are, whatever a site names them: the device plugin, the driver and
+container-toolkit daemonsets, the GPU Operator's validators, DCGM / dcgm-exporter, GPU feature discovery,
+the MIG manager (words found in pod, owner or label names, or in the container image)."""
 
 
 def _clip(text: str, n: int = 300) -> str:
@@ -63,27 +62,27 @@ def node_culprit(name: str) -> str:
 
 def k8s_node(facts: Facts, name: str) -> K8sNode | None:
     """The Kubernetes node with this name, or None."""
-    return next((n for n in facts.k8s_nodes if n.name == name), None)
+    return facts.k8s_node(name)
 
 
 def active_pods_on(facts: Facts, node: str) -> list[K8sPod]:
     """Pods bound to ``node`` that have not finished (Pending, Running, Unknown)."""
-    return [p for p in facts.k8s_pods if p.node == node and p.phase in _ACTIVE]
+    return [p for p in facts.pods_on(node) if p.phase in _ACTIVE]
 
 
 def pod_events(facts: Facts, namespace: str | None, name: str) -> list[K8sEvent]:
     """Events about one pod (namespace matched when both sides know it)."""
     out = []
-    for e in facts.k8s_events:
+    for e in facts.events_about("Pod", name):
         ns = e.object_namespace or e.namespace
-        if e.object_kind == "Pod" and e.object_name == name and (ns is None or namespace is None or ns == namespace):
+        if ns is None or namespace is None or ns == namespace:
             out.append(e)
     return out
 
 
 def node_events(facts: Facts, name: str) -> list[K8sEvent]:
     """Events about one node."""
-    return [e for e in facts.k8s_events if e.object_kind == "Node" and e.object_name == name]
+    return facts.events_about("Node", name)
 
 
 def event_evidence(ev: K8sEvent) -> Evidence:
@@ -136,21 +135,28 @@ def xids_on(facts: Facts, node: str) -> list[tuple[int, Evidence]]:
     the bus counts as 79, an uncorrectable ECC report as 48), DCGM_FI_DEV_XID_ERRORS samples, and node
     events whose message names an Xid (e.g. a health monitor's ``Xid=69``)."""
     out: list[tuple[int, Evidence]] = []
-    for ev in facts.kernel_events:
-        if ev.node != node:
-            continue
-        xid = {"fallen_off_bus": 79, "gpu_ecc": 48}.get(ev.kind, ev.xid if ev.kind == "xid" else None)
+    for ev in facts.kernel_events_on(node):
+        xid = {"fallen_off_bus": 79, "gpu_ecc": 48}.get(ev.kind, ev.xid if isinstance(ev, XidEvent) else None)
         if xid is not None:
             out.append((xid, Evidence(text=_clip(ev.message), file=ev.file, line=ev.line)))
-    for s in facts.gpu_samples:
-        if s.node == node and s.name == "DCGM_FI_DEV_XID_ERRORS" and s.value > 0:
+    for s in facts.samples("DCGM_FI_DEV_XID_ERRORS"):
+        if s.node == node and s.value > 0:
             out.append((int(s.value), Evidence(text=f"DCGM_FI_DEV_XID_ERRORS={s.value:g} on {node} GPU {s.gpu}",
                                                metric=s.name, value=s.value, unit="xid")))
-    for e in facts.k8s_events:
-        about = (e.object_kind == "Node" and e.object_name == node) or e.source_host == node
-        m = _XID_RE.search(e.message) if about else None
+    for e in facts.cached("k8s_events_by_host", lambda: _events_by_host(facts)).get(node, []):
+        m = _XID_RE.search(e.message)
         if m:
             out.append((int(m.group(1)), event_evidence(e)))
+    return out
+
+
+def _events_by_host(facts: Facts) -> dict[str, list[K8sEvent]]:
+    """Events about a node, or reported from it (``source.host``), by node name."""
+    out: dict[str, list[K8sEvent]] = {}
+    for e in facts.k8s_events:
+        hosts = {e.object_name if e.object_kind == "Node" else None, e.source_host} - {None}
+        for h in hosts:
+            out.setdefault(h, []).append(e)  # type: ignore[arg-type]
     return out
 
 
@@ -168,7 +174,13 @@ def other_xids(facts: Facts, node: str, *, hardware_xids: Iterable[int] = HARDWA
 
 
 def is_gpu_infra_pod(pod: K8sPod) -> bool:
-    """A pod of the node's NVIDIA GPU stack: device plugin, driver or container-toolkit daemonset,
-    operator validator (matched on pod name, owner name, or ``app`` / ``app.kubernetes.io/name`` label)."""
-    names = (pod.name, pod.owner_name or "", pod.labels.get("app.kubernetes.io/name", ""), pod.labels.get("app", ""))
-    return any(n.startswith(_GPU_INFRA_NAMES) for n in names if n)
+    """A pod of the node's NVIDIA GPU stack (see ``_GPU_STACK_WORDS``), recognised by what it is: its pod,
+    owner or label names, its ``app.kubernetes.io/part-of=gpu-operator`` label, or its containers' images
+    (``nvcr.io/nvidia/k8s-device-plugin``, ``nvcr.io/nvidia/cloud-native/gpu-operator-validator`` ...)."""
+    if pod.labels.get("app.kubernetes.io/part-of", "") in ("gpu-operator", "nvidia-gpu-operator"):
+        return True
+    names = [pod.name, pod.owner_name or "", pod.labels.get("app.kubernetes.io/name", ""), pod.labels.get("app", ""),
+             pod.labels.get("app.kubernetes.io/component", "")]
+    images = [c.image or "" for c in pod.containers]
+    text = " ".join(n.lower() for n in names + [i for i in images if "nvidia" in i.lower() or "nvcr.io" in i.lower()])
+    return any(w in text for w in _GPU_STACK_WORDS) and ("nvidia" in text or "gpu" in text or "dcgm" in text)

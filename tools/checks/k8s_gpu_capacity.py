@@ -26,6 +26,7 @@ from tools.checks.k8s_evidence import (
     xid_evidence,
 )
 from tools.facts import Facts
+from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.k8s import GPU_RESOURCE, K8sNode
 
@@ -79,12 +80,13 @@ def _blocked_by(node: K8sNode, used: int, need: int | None) -> bool:
     return cap - used >= need > alloc - used
 
 
-def _capacity_finding(pods: list[_Waiting], cfg: K8sGpuCapacityConfig, confidence: float, message: str,
-                      advice: str) -> Finding:
+def _capacity_finding(pods: list[_Waiting], cfg: K8sGpuCapacityConfig, strength: str, message: str,
+                      advice: str, *, corroborated: bool = False) -> Finding:
     return Finding(
         check="k8s_gpu_capacity", root_cause="insufficient_gpu_capacity", message=message,
         culprits=[pod_culprit((w.namespace, w.name)) for w in pods[: cfg.max_pod_culprits]],
-        evidence=[ev for w in pods[:3] for ev in w.evidence][:5], confidence=confidence,
+        evidence=[ev for w in pods[:3] for ev in w.evidence][:5], strength=strength,  # type: ignore[arg-type]
+        confidence=strength_confidence(strength, corroborated=corroborated),  # type: ignore[arg-type]
         suggested_actions=[ActionSpec(type="notify_owner", pod=w.name, namespace=w.namespace,
                                       reason=f"pod waits for {w.gpus or 'more'} GPU(s): {advice}") for w in pods[:5]],
     )
@@ -142,7 +144,8 @@ def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Find
             culprits=[node_culprit(node.name), *[pod_culprit((w.namespace, w.name)) for w in blocked[: cfg.max_pod_culprits]]],
             evidence=[node_evidence(node, extra=f"{lost} GPU(s) not allocatable"), *xids[:3],
                       *[ev for w in blocked[:2] for ev in w.evidence]],
-            confidence=0.9 if xids else (0.8 if soft else 0.75),
+            strength="direct" if xids else "state",
+            confidence=strength_confidence("direct" if xids else "state", corroborated=bool(xids or soft)),
             suggested_actions=actions,
         ))
     rest = [w for w in waiting if (w.namespace, w.name) not in explained]
@@ -150,11 +153,11 @@ def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Find
     never = [w for w in rest if facts.k8s_nodes and (w.gpus or 0) > biggest]
     if never:
         findings.append(_capacity_finding(
-            never, cfg, 0.9,
+            never, cfg, "state", corroborated=True, message=
             f"{len(never)} pod(s) Pending on {_INSUFFICIENT} request more GPUs than any node has: "
             f"{max(w.gpus or 0 for w in never)} requested, largest node capacity {biggest} "
             f"(threshold {biggest}); they can never be scheduled as written",
-            "the pod asks for more GPUs than any single node has; split it across pods/nodes"))
+            advice="the pod asks for more GPUs than any single node has; split it across pods/nodes"))
     rest = [w for w in rest if w not in never]
     if rest:
         ready = [n for n in facts.k8s_nodes if n.ready_status == "True" and not n.unschedulable and n.allocatable_gpu]
@@ -164,7 +167,7 @@ def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Find
         totals = (f"; schedulable nodes have {free} free GPU(s), at most {largest} on one node, "
                   f"largest request {need}") if facts.k8s_nodes else "; node objects not collected"
         findings.append(_capacity_finding(
-            rest, cfg, 0.7 if facts.k8s_nodes else 0.5,
+            rest, cfg, "state" if facts.k8s_nodes else "heuristic", message=
             f"{len(rest)} pod(s) Pending on {_INSUFFICIENT} (threshold 1){totals}: {rest[0].message[:160]}",
-            "the GPUs it needs are in use; it starts when they free up"))
+            advice="the GPUs it needs are in use; it starts when they free up"))
     return findings

@@ -9,6 +9,7 @@ from pydantic import Field
 from tools.checks.base import CheckConfig
 from tools.checks.k8s_evidence import event_evidence, pod_culprit, pod_evidence, pod_events
 from tools.facts import Facts
+from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 
 __all__ = ["K8sImagePullConfig", "check_k8s_image_pull"]
@@ -80,7 +81,7 @@ def check_k8s_image_pull(facts: Facts, cfg: K8sImagePullConfig) -> list[Finding]
             message=f"{len(pods)} pod(s) of {who} cannot pull their image ({what}; threshold 1): likely {_hint(msgs)}",
             culprits=[pod_culprit((p[0], p[1])) for p in pods],
             evidence=[ev for p in pods[:2] for ev in p[2]][:5],
-            confidence=0.9,
+            strength="state", confidence=strength_confidence("state", corroborated=True),
             suggested_actions=[ActionSpec(type="notify_owner", pod=pods[0][1], namespace=ns,
                                           reason=f"image cannot be pulled: likely {_hint(msgs)}")],
         ))

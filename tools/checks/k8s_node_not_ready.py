@@ -5,6 +5,7 @@ from __future__ import annotations
 from tools.checks.base import CheckConfig
 from tools.checks.k8s_evidence import active_pods_on, event_evidence, node_culprit, node_evidence, node_events, pod_culprit
 from tools.facts import Facts
+from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.k8s import K8sEvent
 
@@ -42,7 +43,7 @@ def _from_events(facts: Facts, cfg: K8sNodeNotReadyConfig, known: set[str]) -> l
             message=f"node {name} reported NodeNotReady {age_txt} with no NodeReady since "
                     f"(threshold {cfg.min_not_ready_s:g} s; node object not collected)",
             culprits=[node_culprit(name), *[pod_culprit(p) for p in pods[: cfg.max_pod_culprits]]],
-            evidence=[event_evidence(e)], confidence=0.6,
+            evidence=[event_evidence(e)], strength="symptom", confidence=strength_confidence("symptom"),
             suggested_actions=[ActionSpec(type="cordon_node", node=name, reason="kubelet NotReady")],
         ))
     return findings
@@ -93,7 +94,8 @@ def check_k8s_node_not_ready(facts: Facts, cfg: K8sNodeNotReadyConfig) -> list[F
         findings.append(Finding(
             check="k8s_node_not_ready", root_cause="node_unresponsive", message=message,
             culprits=[node_culprit(node.name), *[pod_culprit(p) for p in pods[: cfg.max_pod_culprits]]],
-            evidence=evidence, confidence=0.85 if node.ready_status == "Unknown" else 0.8,
+            evidence=evidence, strength="state",
+            confidence=strength_confidence("state", corroborated=node.ready_status == "Unknown"),
             suggested_actions=actions,
         ))
     findings += _from_events(facts, cfg, {n.name for n in facts.k8s_nodes})

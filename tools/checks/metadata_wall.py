@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from tools.checks.base import CheckConfig, is_slurm_job_id
+from tools.checks.base import CheckConfig
 from tools.facts import Facts
+from tools.facts.queries import is_slurm_job_id
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
-from tools.models.lustre import JobStatsEntry
+from tools.models.lustre import JobStatsEntry, MdtStats
 
 __all__ = ["MetadataConfig", "check_mdt_metadata_storm", "METADATA_OPS"]
 
@@ -58,6 +60,23 @@ def _elapsed(facts: Facts, e: JobStatsEntry) -> float | None:
     return None
 
 
+def _delta(older: MdtStats, newer: MdtStats) -> tuple[float, int] | None:
+    """(ops/s, ops) between two samples of one MDT's md_stats; None when they do not make a window."""
+    if older.snapshot_time_s is None or newer.snapshot_time_s is None:
+        return None
+    span = newer.snapshot_time_s - older.snapshot_time_s
+    ops = _md_ops(newer.counters) - _md_ops(older.counters)
+    if span <= 0 or ops < 0:  # same moment, or the stats were cleared in between
+        return None
+    return ops / span, ops
+
+
+def _windowed(samples: list[MdtStats]) -> tuple[float, int] | None:
+    """The rate over the last two samples of one MDT (two reads of md_stats a few seconds apart)."""
+    timed = sorted((m for m in samples if m.snapshot_time_s is not None), key=lambda m: m.snapshot_time_s or 0.0)
+    return _delta(timed[-2], timed[-1]) if len(timed) >= 2 else None
+
+
 def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]:
     """metadata_wall per MDT whose metadata op rate (md_stats over its elapsed time, or the jobs'
     job_stats rates) exceeds ``max_ops_per_s``; the job causing most of it is the culprit (a
@@ -74,13 +93,19 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
             jobs_by_mdt[e.target].append(e)
     rates: dict[str, tuple[float | None, int]] = {}
     service: dict[str, float] = {}
+    by_target: dict[str, list[MdtStats]] = defaultdict(list)
+    for m in facts.md_stats:
+        by_target[m.target].append(m)
+    windowed = {t: w for t, ms in by_target.items() if (w := _windowed(ms)) is not None}
     for m in facts.md_stats:
         us, n = _service_us(m.counters, {k: v for k, v in m.sums.items() if m.units.get(k) == "usecs"})
         if n:
             service[m.target] = us / n
         # Without start/elapsed time (Lustre 2.12) the counters run since the MDT was mounted:
         # billions on any healthy MDS after weeks, so they say nothing about load now.
-        if m.elapsed_s:
+        if m.target in windowed:
+            rates[m.target] = windowed[m.target]  # two samples: the rate now, whatever the counters' age
+        elif m.elapsed_s:
             rates[m.target] = (_md_ops(m.counters) / m.elapsed_s, _md_ops(m.counters))
     for target, entries in jobs_by_mdt.items():
         # md_stats may cover weeks (elapsed since mount); job_stats cover the jobs' own, recent
@@ -89,6 +114,8 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
         timed = [(e, t) for e in entries if (t := _elapsed(facts, e))]
         job_rate = sum(_md_ops(e.ops) / t for e, t in timed) if timed else None
         md_rate, md_ops = rates.get(target, (None, 0))
+        if target in windowed and (job_rate is None or windowed[target][0] >= job_rate):
+            continue  # the two-sample window is the busier view: keep it
         parts = [_service_us(e.ops, e.usecs) for e in entries]
         job_svc = sum(us for us, _ in parts) / sum(n for _, n in parts) if sum(n for _, n in parts) else None
         use_jobs = job_rate is not None and (md_rate is None or job_rate > md_rate)
@@ -131,6 +158,7 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
         findings.append(Finding(
             check="mdt_metadata_storm", root_cause="metadata_wall",
             message=f"{target} serves {shown} (threshold {limit})",
-            culprits=culprits, evidence=evidence, confidence=0.85 if len(culprits) > 1 else 0.7,
+            culprits=culprits, evidence=evidence, strength="direct",
+            confidence=confidence("direct", corroborated=len(culprits) > 1),
             suggested_actions=actions))
     return findings

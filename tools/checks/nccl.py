@@ -11,25 +11,22 @@ from collections import defaultdict
 
 from tools.checks.base import CheckConfig, job_culprits, log_evidence
 from tools.facts import Facts
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Finding
-from tools.models.logs import JobLogEvent
+from tools.models.logs import JobLogEventBase, NcclRemoteErrorEvent, NcclTimeoutEvent
 
 __all__ = ["NcclConfig", "check_nccl_collective_failure"]
 
 
 class NcclConfig(CheckConfig):
-    """Confidence given to NCCL-only evidence."""
+    """NCCL-only evidence is a symptom (tools.knowledge.precedence): its strength is fixed there."""
 
-    network_confidence: float = 0.5
-    desync_confidence: float = 0.55
+    barrier_numel: int = 1
+    """Elements of a collective that is a barrier in disguise (a 1-element ALLREDUCE)."""
 
 
-def _numel(ev: JobLogEvent) -> int | None:
-    raw = ev.fields.get("numel") or ev.fields.get("numel_in")
-    try:
-        return int(raw) if raw is not None else None
-    except ValueError:
-        return None
+def _numel(ev: JobLogEventBase) -> int | None:
+    return ev.numel if isinstance(ev, NcclTimeoutEvent) else None
 
 
 def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding]:
@@ -39,9 +36,9 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
 
     Sources: job-log events nccl_timeout / nccl_remote_error / nccl_error.
     """
-    by_job: dict[str, list[JobLogEvent]] = defaultdict(list)
-    for ev in facts.job_log_events:
-        if ev.kind in ("nccl_timeout", "nccl_remote_error", "nccl_error") and ev.job:
+    by_job: dict[str, list[JobLogEventBase]] = defaultdict(list)
+    for ev in facts.job_events_of("nccl_timeout", "nccl_remote_error", "nccl_error"):
+        if ev.job:
             by_job[ev.job].append(ev)
     findings: list[Finding] = []
     for job, events in by_job.items():
@@ -51,10 +48,10 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
         remote = [e for e in events if e.kind == "nccl_remote_error"]
         others = [e for e in events if e.kind == "nccl_error"]
         ranks = {e.rank for e in timeouts if e.rank is not None}
-        barrier_only = bool(timeouts) and all(_numel(e) == 1 for e in timeouts)
+        barrier_only = bool(timeouts) and all(_numel(e) == cfg.barrier_numel for e in timeouts)
         # The peer a rank names ("from peer X", "remote peer X") is the suspect; the host that
         # printed the line ("gpu009:pid:tid [0] NCCL WARN ...") is a victim, never a culprit.
-        peers = sorted({e.fields["peer"] for e in remote if e.fields.get("peer")})
+        peers = sorted({e.peer for e in remote if isinstance(e, NcclRemoteErrorEvent) and e.peer})
         evidence = [log_evidence(e) for e in (remote + timeouts + others)[:5]]
         if not timeouts and not remote and all("NCCL WARN" in e.message for e in others):
             continue  # warnings alone (e.g. "Failed to open libibverbs.so" before a socket fallback) are no failure
@@ -69,7 +66,7 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
                     ),
                     culprits=job_culprits([job]),
                     evidence=evidence,
-                    confidence=cfg.desync_confidence,
+                    strength="symptom", confidence=confidence("symptom"),
                     suggested_actions=[ActionSpec(type="notify_owner", job=job, reason="collective desync in job code")],
                 )
             )
@@ -84,7 +81,7 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
                 f"{len(others)} other NCCL error(s)",
                 culprits=culprits,
                 evidence=evidence,
-                confidence=cfg.network_confidence + (0.1 if peers else 0.0),
+                strength="symptom", confidence=confidence("symptom", corroborated=bool(peer_nodes)),
                 suggested_actions=[],
             )
         )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, affected_jobs, job_culprits
+from tools.checks.base import CheckConfig, job_culprits
 from tools.facts import Facts
+from tools.facts.queries import affected_jobs
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 
 __all__ = ["NodeConfigConfig", "check_node_config_mismatch"]
@@ -24,10 +26,9 @@ def check_node_config_mismatch(facts: Facts, cfg: NodeConfigConfig) -> list[Find
 
     Sources: scontrol show node / sinfo (state flags, reason), sinfo -R.
     """
-    reasons = {n: r.reason for r in facts.node_reasons for n in r.nodes}
     findings: list[Finding] = []
     for node in facts.nodes:
-        reason = node.reason or reasons.get(node.name, "") or ""
+        reason = facts.reason_of(node.name) or ""
         invalid = "INVALID_REG" in node.flags or "INVAL" in (node.state or "") or "INVALID" in node.flags
         if not (invalid or any(r in reason.lower() for r in cfg.reasons)):
             continue
@@ -40,7 +41,7 @@ def check_node_config_mismatch(facts: Facts, cfg: NodeConfigConfig) -> list[Find
             evidence=[Evidence(text=f"node {node.name} State={state} Reason={reason or 'none'} "
                                     f"Gres={node.gres or '?'} RealMemory={node.real_memory_mib or '?'}",
                                metric="scontrol show node")],
-            confidence=0.8,
+            strength="state", confidence=confidence("state", corroborated=invalid and bool(reason)),
             suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node.name)],
         ))
     return findings

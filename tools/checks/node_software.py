@@ -1,47 +1,85 @@
-"""check_node_software_fault: a node drained by Slurm because its software stack failed
-(kill task failed, prolog/epilog errors, container runtime, Fabric Manager, driver load)."""
+"""check_node_software_fault: a node whose software stack fails its jobs — slurmd prolog/epilog or SPANK
+plugin errors, kill-task failures, a failed NVIDIA Fabric Manager / persistenced / container toolkit, a
+driver that does not load — whether Slurm has already drained it or not."""
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, affected_jobs, job_culprits, kernel_evidence
+from collections import defaultdict
+
+from tools.checks.base import CheckConfig, job_culprits, kernel_evidence
 from tools.facts import Facts
+from tools.facts.queries import affected_jobs
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.logs import GpuStackEvent, SlurmNodeEvent
+from tools.platform import node_ref, take_out_of_service
 
 __all__ = ["NodeSoftwareConfig", "check_node_software_fault"]
+
+_FAILING = ("prolog_failed", "epilog_failed", "spank_error", "kill_task_failed")
 
 
 class NodeSoftwareConfig(CheckConfig):
     """Drain reasons and log fragments that point at node software."""
 
     drain_reasons: tuple[str, ...] = (
-        "kill task failed", "prolog error", "epilog error", "launch failed", "batch job complete failure",
-        "fabric manager", "nvidia-fabricmanager", "duplicate jobid",
+        "kill task failed", "prolog error", "epilog error", "prolog failed", "epilog failed", "launch failed",
+        "batch job complete failure", "fabric manager", "fabricmanager", "nvidia-fabricmanager", "duplicate jobid",
+        "nhc", "container", "enroot", "pyxis", "nvidia-persistenced", "driver", "mount",
     )
     log_words: tuple[str, ...] = ("spank", "pyxis", "enroot", "epilog", "prolog", "fabricmanager", "nvidia-persistenced")
 
 
+def _stack_events(facts: Facts, node: str, words: tuple[str, ...]) -> list[object]:
+    """Node-software log events: slurmd/SPANK failures, GPU-stack daemons failing, lines naming them."""
+    out: list[object] = []
+    for e in facts.kernel_events_on(node):
+        if isinstance(e, SlurmNodeEvent) and e.what in _FAILING:
+            out.append(e)
+        elif isinstance(e, GpuStackEvent) and e.component in ("fabricmanager", "persistenced", "container-toolkit"):
+            out.append(e)
+        elif any(w in e.message.lower() for w in words):
+            out.append(e)  # a hung enroot mount, a generic error naming the runtime
+    return out
+
+
 def check_node_software_fault(facts: Facts, cfg: NodeSoftwareConfig) -> list[Finding]:
-    """node_software_fault per drained node whose reason (scontrol/sinfo -R) names a software
-    failure; kernel/syslog lines about SPANK plugins, prolog/epilog or Fabric Manager corroborate.
+    """node_software_fault per node drained or down with a reason naming a software failure (scontrol /
+    sinfo -R), or whose logs show slurmd prolog/epilog/SPANK failures or a failed GPU-stack daemon.
+
+    Evidence strength: the scheduler's drain reason is state; log lines alone are direct evidence of the
+    daemon failing (the daemon's own words). Sources: scontrol show node, sinfo -R, kernel/syslog events.
     """
-    reasons = {n: r.reason for r in facts.node_reasons for n in r.nodes}
+    candidates: dict[str, list[Evidence]] = defaultdict(list)
+    logs: dict[str, list[object]] = {}
+    for node in facts.node_names() | {e.node for e in facts.kernel_events_of("slurm_node", "gpu_stack") if e.node}:
+        n = facts.node(node)
+        reason = facts.reason_of(node) or ""
+        drained = n is not None and (n.drained or (n.state or "") == "DOWN")
+        if drained and any(r in reason.lower() for r in cfg.drain_reasons):
+            state = "+".join([n.state or "?", *n.flags]) if n else "?"
+            candidates[node].append(Evidence(text=f"node {node} State={state} Reason={reason}", metric="sinfo -R"))
+        events = _stack_events(facts, node, cfg.log_words)
+        if events:
+            logs[node] = events
     findings: list[Finding] = []
-    for node in facts.nodes:
-        reason = node.reason or reasons.get(node.name, "")
-        if not (node.drained or (node.state or "") == "DOWN"):
-            continue
-        if not any(r in reason.lower() for r in cfg.drain_reasons):
-            continue
-        logs = [e for e in facts.kernel_events if e.node == node.name
-                and any(w in e.message.lower() for w in cfg.log_words)]
-        jobs = affected_jobs(facts, [node.name])
+    for node in sorted(set(candidates) | set(logs)):
+        events = logs.get(node, [])
+        if node not in candidates and not any(not (e.kind == "generic") for e in events):
+            continue  # only generic lines naming a word: not enough without a drain reason
+        ref = node_ref(facts, node)
+        jobs = affected_jobs(facts, [node])
+        drain_reason = facts.reason_of(node) or ""
+        what = drain_reason if node in candidates else ", ".join(sorted({getattr(e, "what", None) or getattr(
+            e, "component", "error") for e in events}))
+        strength = "state" if node in candidates else "direct"
         findings.append(Finding(
             check="node_software_fault", root_cause="node_software_fault",
-            message=f"{node.name} drained by Slurm: {reason}" + (f"; {len(logs)} related log line(s)" if logs else ""),
-            culprits=[f"node:{node.name}", *job_culprits(jobs)],
-            evidence=[Evidence(text=f"node {node.name} State={'+'.join([node.state or '?', *node.flags])} "
-                                    f"Reason={reason}", metric="sinfo -R")] + [kernel_evidence(e) for e in logs[:3]],
-            confidence=0.75 if logs else 0.65,
-            suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node.name)],
+            message=f"{node}: node software failing ({what})" + (f"; {len(events)} related log line(s)" if events else ""),
+            culprits=[ref.culprit, *job_culprits(jobs)],
+            evidence=candidates.get(node, []) + [kernel_evidence(e) for e in events[:3]],  # type: ignore[arg-type]
+            strength=strength, confidence=confidence(strength, corroborated=node in candidates and bool(events)),
+            suggested_actions=take_out_of_service(facts, ref, f"node software fault: {what[:80]}")
+            + [ActionSpec(type="run_gpu_diagnostic", node=node)],
         ))
     return findings

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, affected_jobs, job_culprits, resubmit_specs
+from tools.checks.base import CheckConfig, job_culprits
 from tools.facts import Facts
+from tools.facts.queries import affected_jobs, job_state
+from tools.knowledge.precedence import confidence
+from tools.platform import resubmit_specs
 from tools.models.findings import ActionSpec, Evidence, Finding
 
 __all__ = ["UnresponsiveConfig", "check_node_not_responding"]
@@ -18,9 +21,7 @@ class UnresponsiveConfig(CheckConfig):
 def _lost_with_node(facts: Facts, job_id: str) -> bool:
     """Still allocated there, or ended NODE_FAIL (what Slurm gives jobs lost with a node); a job a user
     cancelled or that failed on its own earlier was not lost to this node."""
-    rec = facts.job(job_id) or facts.acct_job(job_id)
-    state = (rec.state or "").split(" ")[0] if rec else ""
-    return state in ("RUNNING", "COMPLETING", "SUSPENDED", "NODE_FAIL")
+    return job_state(facts, job_id) in ("RUNNING", "COMPLETING", "SUSPENDED", "NODE_FAIL")
 
 
 def check_node_not_responding(facts: Facts, cfg: UnresponsiveConfig) -> list[Finding]:
@@ -29,10 +30,9 @@ def check_node_not_responding(facts: Facts, cfg: UnresponsiveConfig) -> list[Fin
 
     Sources: sinfo / scontrol show node (state flags, reason), sinfo -R.
     """
-    reasons = {n: r for r in facts.node_reasons for n in r.nodes}
     findings: list[Finding] = []
     for node in facts.nodes:
-        reason = node.reason or (reasons[node.name].reason if node.name in reasons else "")
+        reason = facts.reason_of(node.name) or ""
         down_not_responding = (node.state or "") == "DOWN" and cfg.reason_text in reason.lower()
         if not (node.not_responding or down_not_responding):
             continue
@@ -44,7 +44,7 @@ def check_node_not_responding(facts: Facts, cfg: UnresponsiveConfig) -> list[Fin
             culprits=[f"node:{node.name}", *job_culprits(jobs)],
             evidence=[Evidence(text=f"node {node.name} State={state} Reason={reason or 'none'}",
                                metric="scontrol show node")],
-            confidence=0.85,
+            strength="state", confidence=confidence("state", corroborated=bool(jobs)),
             suggested_actions=[ActionSpec(type="drain_node", node=node.name, reason="slurmd not responding")]
             + resubmit_specs(facts, jobs, [node.name], f"job lost with {node.name}"),
         ))

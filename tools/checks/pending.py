@@ -6,6 +6,8 @@ from datetime import timedelta
 
 from tools.checks.base import CheckConfig
 from tools.facts import Facts
+from tools.knowledge.precedence import confidence
+from tools.knowledge.scheduler import is_held, is_preempted_requeue
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.slurm import SlurmJob
 
@@ -20,7 +22,6 @@ BLOCKING = (
     "ReqNodeNotAvail", "ReservationDeleted", "QOS", "Assoc", "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig",
     "PartitionDown", "PartitionInactive", "NodeDown", "BadConstraints", "DependencyNeverSatisfied",
     "InvalidQOS", "InvalidAccount", "MaxGRES", "MaxCpu", "MaxNode", "MaxJobs", "MaxSubmit", "GrpTRES",
-    "launch failed",
 )
 """Reason prefixes/fragments that block a job until something changes (squeue %r). A job held by
 its user or an admin (JobHeldUser/JobHeldAdmin) waits by someone's choice and is not reported, as
@@ -70,8 +71,16 @@ def _partition_size(facts: Facts, partition: str | None) -> int | None:
     """Nodes of ``partition`` that the node list shows (None when unknown)."""
     if not partition:
         return None
-    n = sum(1 for node in facts.nodes if partition in node.partitions)
-    return n or None
+    sizes = facts.cached("partition_sizes", lambda: _sizes(facts))
+    return sizes.get(partition) or None
+
+
+def _sizes(facts: Facts) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for node in facts.nodes:
+        for p in node.partitions:
+            out[p] = out.get(p, 0) + 1
+    return out
 
 
 def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]:
@@ -82,8 +91,8 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
     """
     findings: list[Finding] = []
     for job in facts.jobs:
-        if (job.state or "") != "PENDING" or not job.reason:
-            continue
+        if (job.state or "") != "PENDING" or not job.reason or is_held(job) or is_preempted_requeue(job):
+            continue  # held and preempted jobs are job_held's and job_preempted's to explain
         waited = facts.captured_at - job.submit_time if job.submit_time else None
         reason = job.reason
         blocked = _blocking(reason)
@@ -91,11 +100,11 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
             permanent = any(r.lower() in reason.lower() for r in NEVER_AS_SUBMITTED)
             if not permanent and waited is not None and waited < timedelta(minutes=cfg.blocked_after_min):
                 continue
-            confidence = 0.85
+            strength = "state"
         elif reason.split(",")[0].strip() in QUEUE_ORDER:
             if waited is None or waited < timedelta(hours=cfg.queue_wait_after_h):
                 continue
-            confidence = 0.6
+            strength = "heuristic"
         else:
             continue
         wait_txt = f"{waited.total_seconds() / 3600:.1f} h" if waited is not None else "unknown time"
@@ -109,7 +118,7 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
                 p in reason.lower().replace(" ", "") for p in _PER_USER) else []),
             evidence=[Evidence(text=f"job {job.job_id} State=PENDING Reason={reason} NumNodes={job.num_nodes}{limit}",
                                metric="squeue")],
-            confidence=confidence,
+            strength=strength, confidence=confidence(strength),
             suggested_actions=_actions(job, reason, _partition_size(facts, job.partition)),
         ))
     return findings

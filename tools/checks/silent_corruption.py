@@ -5,12 +5,15 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from tools.checks.base import CheckConfig, log_evidence, resubmit_specs
+from tools.checks.base import CheckConfig, log_evidence
 from tools.facts import Facts
+from tools.facts.queries import rank_node
+from tools.knowledge.precedence import confidence
+from tools.platform import node_ref, resubmit_specs, take_out_of_service
 from tools.models.findings import ActionSpec, Finding
-from tools.models.logs import JobLogEvent
+from tools.models.logs import JobLogEventBase
 
-__all__ = ["NanConfig", "check_nan_on_one_node", "rank_node"]
+__all__ = ["NanConfig", "check_nan_on_one_node"]
 
 
 class NanConfig(CheckConfig):
@@ -19,31 +22,12 @@ class NanConfig(CheckConfig):
     min_events: int = 2
 
 
-def rank_node(facts: Facts, job_id: str, rank: int) -> str | None:
-    """The node a global rank runs on, assuming Slurm's block distribution (ranks fill a node's GPUs
-    before the next node) and one rank per GPU; None when the job's nodes or GPU counts are unknown."""
-    job = facts.job(job_id)
-    acct = facts.acct_job(job_id)
-    nodes = (job.nodes if job else []) or (acct.nodes if acct else [])
-    if not nodes:
-        return None
-    gpus = (job.num_gpus if job else None) or (acct.num_gpus if acct else None)
-    per_node = gpus // len(nodes) if gpus and gpus >= len(nodes) else None
-    if per_node is None:
-        node = facts.node(nodes[0])
-        per_node = node.gpus_total if node and node.gpus_total else None
-    if not per_node:
-        return None
-    idx = rank // per_node
-    return nodes[idx] if idx < len(nodes) else None
-
-
 _NAN = re.compile(r"\b(?:nan|inf)\b", re.IGNORECASE)
 _NAN_SUBJECT = re.compile(r"loss|grad", re.IGNORECASE)
 _NAMED_NODE = re.compile(r"\bnode:? (?P<node>[A-Za-z0-9][\w.-]{0,63})")
 
 
-def _is_nan_report(e: JobLogEvent) -> bool:
+def _is_nan_report(e: JobLogEventBase) -> bool:
     """A NaN/inf loss line, or an exception raised because a loss or gradient was NaN/inf
     (Megatron's ``AssertionError: Rank 43: found NaN in local grad norm ... Device: 3, node: gpu-a-022``)."""
     if e.kind == "nan_loss":
@@ -51,7 +35,7 @@ def _is_nan_report(e: JobLogEvent) -> bool:
     return e.kind == "traceback" and bool(_NAN.search(e.message)) and bool(_NAN_SUBJECT.search(e.message))
 
 
-def _event_node(facts: Facts, job_nodes: list[str], job_id: str, e: JobLogEvent) -> str | None:
+def _event_node(facts: Facts, job_nodes: list[str], job_id: str, e: JobLogEventBase) -> str | None:
     """The node a NaN report comes from: the node the message names when it is one of the job's,
     else the node of its rank."""
     m = _NAMED_NODE.search(e.message)
@@ -69,7 +53,7 @@ def check_nan_on_one_node(facts: Facts, cfg: NanConfig) -> list[Finding]:
     (with the rank, or the node the message names); squeue/sacct node lists and GPU counts.
     """
     by_job: dict[str, list] = defaultdict(list)
-    for e in facts.job_log_events:
+    for e in facts.job_events_of("nan_loss", "traceback"):
         if e.job and _is_nan_report(e):
             by_job[e.job].append(e)
     findings: list[Finding] = []
@@ -90,9 +74,9 @@ def check_nan_on_one_node(facts: Facts, cfg: NanConfig) -> list[Finding]:
             f"(of {len(j.nodes)} nodes; threshold {cfg.min_events})",
             culprits=[f"node:{node}", f"job:{job}"],
             evidence=[log_evidence(e) for e in events[:4]],
-            confidence=0.75,
-            suggested_actions=[ActionSpec(type="drain_node", node=node, reason="NaNs only on this node's GPUs"),
-                               ActionSpec(type="run_gpu_diagnostic", node=node, reason="suspected silent data corruption"),
+            strength="symptom", confidence=confidence("symptom", corroborated=len(events) >= 2 * cfg.min_events),
+            suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node, reason="suspected silent data corruption"),
+                               *take_out_of_service(facts, node_ref(facts, node), "NaNs only on this node's GPUs"),
                                *resubmit_specs(facts, [job], [node], f"NaNs from {node}'s GPUs")],
         ))
     return findings

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, is_slurm_job_id, job_culprits, log_evidence
+from tools.checks.base import CheckConfig, job_culprits, log_evidence
 from tools.facts import Facts
+from tools.facts.queries import is_slurm_job_id
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.lustre import LfsDfRow
 
@@ -44,7 +46,7 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
     full volume that was not recorded.
     """
     full = [r for r in facts.lfs_df if r.use_pct >= cfg.full_pct]
-    failed = [e for e in facts.job_log_events if e.kind in ("enospc", "checkpoint_write_failure")]
+    failed = facts.job_events_of("enospc", "checkpoint_write_failure")
     if not full and not [e for e in failed if e.kind == "enospc"]:
         return []
     # One line can be both kinds ("No space left on device" while saving a .pt): count lines.
@@ -69,7 +71,7 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
         message=(f"full targets: {what} (threshold {cfg.full_pct:.0f}%)" if full else "jobs hit ENOSPC")
         + (f"; {len(enospc)} write failure(s) in job logs" if enospc else ""),
         culprits=culprits, evidence=evidence,
-        confidence=0.9 if full and enospc else (0.8 if full else 0.6),
+        strength="direct" if full else "symptom", confidence=confidence("direct" if full else "symptom", corroborated=bool(full and enospc)),
         suggested_actions=[ActionSpec(type="notify_owner", job=j,
                                       reason="fills the full target" if j in {w for w, _, _ in writers}
                                       else "writes fail: file system full") for j in jobs],

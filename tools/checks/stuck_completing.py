@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from tools.checks.base import CheckConfig, kernel_event_time, kernel_evidence
+from tools.checks.base import CheckConfig, kernel_evidence
 from tools.facts import Facts
+from tools.facts.queries import kernel_event_time
+from tools.knowledge.precedence import confidence
+from tools.platform import node_ref, take_out_of_service
 from tools.models.findings import ActionSpec, Evidence, Finding
 
 __all__ = ["StuckCompletingConfig", "check_job_stuck_completing"]
@@ -30,7 +33,7 @@ def check_job_stuck_completing(facts: Facts, cfg: StuckCompletingConfig) -> list
             continue
         since = facts.captured_at - job.end_time if job.end_time else None
         # A hung-task report from before the job started is about some earlier work, not this job.
-        hung = [e for e in facts.kernel_events if e.kind == "hung_task" and e.node in job.nodes
+        hung = [e for n in job.nodes for e in facts.kernel_events_on(n) if e.kind == "hung_task"
                 and not (job.start_time and (t := kernel_event_time(facts, e)) and t < job.start_time)]
         too_long = since is not None and since > timedelta(minutes=cfg.max_completing_min)
         if not (too_long or hung):
@@ -46,8 +49,8 @@ def check_job_stuck_completing(facts: Facts, cfg: StuckCompletingConfig) -> list
             + (f" {since.total_seconds() / 60:.0f} min (threshold {cfg.max_completing_min} min)" if since else "")
             + (f"; {len(hung)} hung task(s) in D state" if hung else ""),
             culprits=[f"job:{job.job_id}", *[f"node:{n}" for n in nodes]],
-            evidence=evidence, confidence=0.8 if (too_long and hung) else 0.65,
-            suggested_actions=[ActionSpec(type="drain_node", node=n, reason=f"job {job.job_id} stuck completing")
-                               for n in nodes],
+            evidence=evidence, strength="state", confidence=confidence("state", corroborated=too_long and bool(hung)),
+            suggested_actions=[a for n in nodes for a in take_out_of_service(
+                facts, node_ref(facts, n), f"job {job.job_id} stuck completing")],
         ))
     return findings

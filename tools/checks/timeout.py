@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tools.checks.base import CheckConfig, log_evidence
 from tools.facts import Facts
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 
 __all__ = ["TimeoutConfig", "check_job_timeout_without_checkpoint"]
@@ -23,11 +24,11 @@ def check_job_timeout_without_checkpoint(facts: Facts, cfg: TimeoutConfig) -> li
     accounting has it); job-log slurm_message and checkpoint_saved events.
     """
     timed_out: dict[str, list[Evidence]] = {}
-    elapsed = {r.job_id: r.elapsed_s for r in facts.acct if not r.is_step and r.elapsed_s is not None}
+    elapsed = {r.job_id: r.elapsed_s for r in facts.acct_jobs() if r.elapsed_s is not None}
     elapsed.update({j.job_id: j.elapsed_s for j in facts.jobs if j.elapsed_s and j.job_id not in elapsed})
     short = {j for j, s in elapsed.items() if s is not None and s < cfg.min_elapsed_min * 60}
-    for r in facts.acct:
-        if not r.is_step and (r.state or "").startswith("TIMEOUT"):
+    for r in facts.acct_jobs():
+        if (r.state or "").startswith("TIMEOUT"):
             if r.job_id in short:
                 continue
             timed_out.setdefault(r.job_id, []).append(Evidence(
@@ -38,18 +39,19 @@ def check_job_timeout_without_checkpoint(facts: Facts, cfg: TimeoutConfig) -> li
             timed_out.setdefault(j.job_id, []).append(Evidence(
                 text=f"job {j.job_id} JobState=TIMEOUT RunTime={(j.elapsed_s or 0) // 60} min "
                      f"TimeLimit={(j.time_limit_s or 0) // 60} min", metric="scontrol show job"))
-    for e in facts.job_log_events:
-        if e.kind == "slurm_message" and e.job and e.job not in short and "time limit" in e.message.lower():
+    for e in facts.job_events_of("slurm_message"):
+        if e.job and e.job not in short and "time limit" in e.message.lower():
             timed_out.setdefault(e.job, []).append(log_evidence(e))
     findings: list[Finding] = []
     for job, evidence in timed_out.items():
-        if any(e.kind == "checkpoint_saved" and e.job == job for e in facts.job_log_events):
+        if any(e.kind == "checkpoint_saved" for e in facts.job_events(job)):
             continue
         findings.append(Finding(
             check="job_timeout_without_checkpoint", root_cause="timeout_without_checkpoint",
             message=f"job {job} reached its time limit with no checkpoint saved: all its work is lost"
             + (f" (ran {elapsed[job] // 60} min; threshold {cfg.min_elapsed_min} min)" if elapsed.get(job) else ""),
-            culprits=[f"job:{job}"], evidence=evidence[:3], confidence=0.8,
+            culprits=[f"job:{job}"], evidence=evidence[:3], strength="state",
+            confidence=confidence("state", corroborated=len(evidence) >= 2),
             suggested_actions=[ActionSpec(type="notify_owner", job=job,
                                           reason="time limit reached without a checkpoint; add checkpointing or a longer limit")],
         ))

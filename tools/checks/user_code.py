@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, log_evidence
+from tools.checks.base import CheckConfig, kernel_evidence, log_evidence
 from tools.facts import Facts
+from tools.facts.queries import job_nodes, job_state
+from tools.knowledge.xid import xid_class
+from tools.models.logs import CudaErrorEvent, XidEvent
+from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Finding
 
 __all__ = ["UserCodeConfig", "check_job_user_code_error", "INFRA_EXCEPTIONS"]
@@ -24,9 +28,9 @@ reader failing (``[enforce fail at inline_container.cc:603] . unexpected pos``, 
 
 
 class UserCodeConfig(CheckConfig):
-    """Confidence given to a plain traceback."""
+    """Which exceptions count as infrastructure, beyond INFRA_EXCEPTIONS (site-specific wrappers)."""
 
-    confidence: float = 0.6
+    extra_infra_exceptions: tuple[str, ...] = ()
 
 
 def check_job_user_code_error(facts: Facts, cfg: UserCodeConfig) -> list[Finding]:
@@ -37,20 +41,61 @@ def check_job_user_code_error(facts: Facts, cfg: UserCodeConfig) -> list[Finding
     """
     findings: list[Finding] = []
     seen: set[str] = set()
-    for e in facts.job_log_events:
-        if e.kind != "traceback" or not e.job or e.job in seen:
+    infra = INFRA_EXCEPTIONS + cfg.extra_infra_exceptions
+    for e in facts.job_events_of("traceback"):
+        if not e.job or e.job in seen:
             continue
         etype = e.exception_type or ""
         text = e.message.lower()
-        if any(x.lower() in etype.lower() for x in INFRA_EXCEPTIONS) or any(w in text for w in _INFRA_WORDS):
+        if any(x.lower() in etype.lower() for x in infra) or any(w in text for w in _INFRA_WORDS):
             continue
         seen.add(e.job)
+        # Still running: the exception may have been caught, or be one rank's; a weaker claim than a job
+        # that ended on it.
+        running = job_state(facts, e.job) in ("RUNNING", "COMPLETING", "PENDING", "SUSPENDED")
+        strength = "heuristic" if running else "symptom"
         findings.append(Finding(
             check="job_user_code_error", root_cause="user_code_error",
-            message=f"job {e.job} raised {etype or 'an exception'} in its own code",
+            message=f"job {e.job} raised {etype or 'an exception'} in its own code"
+            + (" (the job is still running)" if running else ""),
             culprits=[f"job:{e.job}"],
             evidence=[log_evidence(e)],
-            confidence=cfg.confidence,
+            strength=strength, confidence=confidence(strength),
             suggested_actions=[ActionSpec(type="notify_owner", job=e.job, reason=f"job failed: {etype}")],
         ))
+    findings += _gpu_program_faults(facts, seen)
     return findings
+
+
+def _gpu_program_faults(facts: Facts, seen: set[str]) -> list[Finding]:
+    """user_code_error for a failed job whose GPU reported only application-class Xids (13 graphics
+    exception, 31 MMU fault, 43 channel stopped: NVIDIA's RESTART_APP bucket) or a CUDA error of the
+    program's own kind (illegal memory access, device-side assert), with no hardware Xid on its nodes."""
+    out: list[Finding] = []
+    jobs = {e.job for e in facts.job_events_of("cuda_error") if e.job and isinstance(e, CudaErrorEvent)
+            and e.category == "application"}
+    for node in {e.node for e in facts.kernel_events_of("xid") if e.node}:
+        xids = [e for e in facts.kernel_events_on(node) if isinstance(e, XidEvent)]
+        if xids and all(xid_class(e.xid) == "application" for e in xids):
+            jobs |= {j.job_id for j in facts.jobs_on_node(node, states=("FAILED",))}
+            jobs |= {r.job_id for r in facts.acct_on_node(node) if (r.state or "").startswith("FAILED")}
+    for job in sorted(j for j in jobs if j and j not in seen):
+        if job_state(facts, job) not in ("FAILED", "CANCELLED", ""):
+            continue
+        nodes = job_nodes(facts, job)
+        xids = [e for n in nodes for e in facts.kernel_events_on(n) if isinstance(e, XidEvent)]
+        if any(xid_class(e.xid) in ("hardware", "nvlink") for e in xids):
+            continue  # the GPU failed: gpu_xid's to explain
+        errors = [e for e in facts.job_events(job) if isinstance(e, CudaErrorEvent) and e.category == "application"]
+        if not errors and not xids:
+            continue
+        what = ", ".join(sorted({f"Xid {e.xid}" for e in xids} | {e.error[:60] for e in errors}))
+        out.append(Finding(
+            check="job_user_code_error", root_cause="user_code_error",
+            message=f"job {job}: the program faulted its GPU ({what}); no hardware Xid on its nodes",
+            culprits=[f"job:{job}"],
+            evidence=[log_evidence(e) for e in errors[:2]] + [kernel_evidence(e) for e in xids[:2]],
+            strength="symptom", confidence=confidence("symptom", corroborated=bool(errors and xids)),
+            suggested_actions=[ActionSpec(type="notify_owner", job=job, reason=f"program error on the GPU: {what}")],
+        ))
+    return out

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 
 import httpx
 
-from tools.checks.base import same_run_jobs
+from tools.facts.queries import same_run_jobs
 from tools.facts import Facts
 from tools.live.model import LivePlanInput
 from tools.live.promql import anomalous_nodes, first_pass_requests, safe_host
@@ -86,7 +86,7 @@ def _unhealthy(n: SlurmNode) -> bool:
 
 def jobs_that_matter(facts: Facts, limit: int) -> list[SlurmJob]:
     """Jobs that ended badly (FAILED, TIMEOUT, NODE_FAIL …), running jobs, then earlier jobs of the
-    failed jobs' runs (tools.checks.base.same_run_jobs), newest first in each group, at most ``limit``."""
+    failed jobs' runs (tools.facts.queries.same_run_jobs), newest first in each group, at most ``limit``."""
     def newest(j: SlurmJob) -> float:
         when = j.end_time or j.start_time or j.submit_time
         return when.timestamp() if when else 0.0

@@ -34,12 +34,12 @@ def test_recorded_squeue_and_sinfo_errors_fire(make_facts):
     assert [e.file for e in f.evidence] == ["slurm/squeue.txt", "slurm/sinfo.txt"]
     assert "Unable to contact slurm controller" in f.evidence[0].text
     assert f.suggested_actions == []  # nothing on the nodes or jobs to change
-    assert f.message.startswith("2 recorded Slurm command(s) and 0 log line(s)") and f.confidence == 0.9
+    assert f.message.startswith("2 recorded Slurm command(s) and 0 log line(s)") and f.strength == "state"
 
 
 def test_srun_in_a_job_log_fires_with_lower_confidence(make_facts):
     (f,) = check_controller_unreachable(_facts(make_facts, log=SRUN_ERR), ControllerConfig())
-    assert (f.evidence[0].file, f.evidence[0].line) == (LOG, 1) and f.confidence == 0.7
+    assert (f.evidence[0].file, f.evidence[0].line) == (LOG, 1) and f.strength == "symptom"
 
 
 def test_slurmdbd_down_and_task_failures_do_not_fire(make_facts):

@@ -1,8 +1,9 @@
-"""check_lustre_unavailable on Lustre client kernel lines (dmesg -T) from several nodes."""
+"""check_fs_unavailable on Lustre, GPFS and NFS client lines from several nodes: one client down
+(fs_client_fault, drain it) versus servers down for everyone (storage_unavailable, drain nothing)."""
 
 from __future__ import annotations
 
-from tools.checks.storage_unavailable import LustreUnavailableConfig, check_lustre_unavailable
+from tools.checks.fs_unavailable import FsUnavailableConfig, check_fs_unavailable
 
 # Context: 2211540 on hgx[09-10], 2211555 on hgx17, 2211560 on the healthy hgx02.
 SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
@@ -37,42 +38,44 @@ def _facts(make_facts, logs: dict[str, str], squeue: str = SQUEUE):
 
 def test_servers_unreachable_from_most_clients_blames_the_fs_and_notifies(make_facts):
     facts = _facts(make_facts, {"hgx09": LOST, "hgx10": LOST, "hgx17": LOST, "hgx02": QUIET})
-    (f,) = check_lustre_unavailable(facts, LustreUnavailableConfig())
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
     assert f.root_cause == "storage_unavailable"
     assert f.culprits == ["fs:hpcfs", "job:2211540", "job:2211555"]  # no node: the clients are victims
     assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "2211540"), ("notify_owner", "2211555")]
     assert (f.evidence[0].file, f.evidence[0].line) == ("kernel/hgx09.log", 1)
     assert any("blocked for more than 120 seconds" in e.text for e in f.evidence)
-    assert "on 3 of 4 node(s)" in f.message and "threshold 2 per node" in f.message
-    assert "servers or LNet unreachable" in f.message and f.confidence == 0.8
+    assert "on 3 node(s)" in f.message and "servers or network unreachable" in f.message
+    assert f.strength == "direct"
 
 
 def test_one_client_of_many_is_the_clients_fault(make_facts):
     facts = _facts(make_facts, {"hgx09": LOST, "hgx10": QUIET, "hgx17": QUIET, "hgx02": QUIET})
-    (f,) = check_lustre_unavailable(facts, LustreUnavailableConfig())
-    assert f.culprits == ["node:hgx09", "fs:hpcfs", "job:2211540"]
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert f.root_cause == "fs_client_fault"
+    assert f.culprits == ["node:hgx09", "job:2211540"]
     assert [(a.type, a.node) for a in f.suggested_actions] == [("drain_node", "hgx09")]
-    assert "confined to these clients" in f.message
+    assert "1 of 4 node(s) with logs report errors" in f.message
 
 
 def test_restored_connection_does_not_fire(make_facts):
     # Lost, LNet timeouts to the same server NID, then "Connection restored": a recovered blip.
     facts = _facts(make_facts, {"hgx09": RECOVERED, "hgx10": RECOVERED, "hgx17": QUIET})
-    assert check_lustre_unavailable(facts, LustreUnavailableConfig()) == []
+    assert check_fs_unavailable(facts, FsUnavailableConfig()) == []
 
 
 def test_threshold_is_configurable(make_facts):
     facts = _facts(make_facts, {"hgx09": LOST, "hgx10": LOST, "hgx17": QUIET})
-    assert check_lustre_unavailable(facts, LustreUnavailableConfig(min_events=5)) == []
+    assert check_fs_unavailable(facts, FsUnavailableConfig(min_events=5)) == []
     # With a lower share, two of three clients count as "many": servers, not clients.
-    (f,) = check_lustre_unavailable(facts, LustreUnavailableConfig(single_client_share=0.7))
-    assert f.culprits[:2] == ["node:hgx09", "node:hgx10"]
+    found = check_fs_unavailable(facts, FsUnavailableConfig(single_client_share=0.7))
+    assert [(f.root_cause, f.culprits[0]) for f in found] == [("fs_client_fault", "node:hgx09"),
+                                                              ("fs_client_fault", "node:hgx10")]
 
 
 def test_hostile_job_name_is_plain_data(make_facts):
     squeue = SQUEUE.replace("llama3-8", "$(halt)")
     facts = _facts(make_facts, {"hgx09": LOST, "hgx10": LOST, "hgx17": LOST}, squeue)
-    (f,) = check_lustre_unavailable(facts, LustreUnavailableConfig())
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
     assert "job:2211540" in f.culprits and all("halt" not in (a.reason or "") for a in f.suggested_actions)
 
 
@@ -84,7 +87,7 @@ def test_job_that_ended_before_the_outage_is_not_a_victim(make_facts):
     facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("slurm/sacct.txt", "sacct-text", sacct),
                        *[(f"kernel/{n}.log", "kernel-log", LOST) for n in ("hgx09", "hgx10", "hgx17")],
                        **{f"kernel/{n}.log": {"node": n} for n in ("hgx09", "hgx10", "hgx17")})
-    (f,) = check_lustre_unavailable(facts, LustreUnavailableConfig())
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
     assert "job:2211400" not in f.culprits and "job:2211540" in f.culprits
 
 
@@ -93,5 +96,58 @@ def test_slow_replies_alone_are_a_symptom_of_load(make_facts):
     # no eviction, no hang -- an overloaded MDS/OSS; a check that sees the load should outrank it.
     slow = LOST.splitlines()[0] + "\n" + LOST.splitlines()[0].replace("14:22:40", "14:31:02") + "\n"
     facts = _facts(make_facts, {"hgx09": slow, "hgx10": slow, "hgx02": QUIET})
-    (f,) = check_lustre_unavailable(facts, LustreUnavailableConfig())
-    assert f.confidence == 0.5
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert f.root_cause == "storage_unavailable" and f.strength == "symptom"
+
+
+# GPFS (IBM Spectrum Scale) shapes, per the Spectrum Scale problem determination guide: the mmfs log's
+# [E]/[N] severity tags, expels on an expired lease, lost membership, unmounts; and mmfsd not running.
+GPFS_EXPEL = """2026-11-29_14:22:40.112+0000: [E] Node 10.20.0.9 (hgx09) is being expelled because of an expired lease. Pings sent: 60. Replies received: 0.
+2026-11-29_14:22:41.002+0000: [E] Lost membership in cluster gpfs.example.org. Unmounting file systems.
+2026-11-29_14:22:41.300+0000: [X] File System scratch unmounted by the system with return code 5 reason code 0
+"""
+GPFS_DOWN = "Nov 29 14:20:00 hgx17 mmfs[4121]: [E] mmfsd is not running\n"
+NFS_DOWN = "[Sun Nov 29 14:22:40 2026] nfs: server nfs01 not responding, still trying\n" * 2
+NFS_BACK = NFS_DOWN + "[Sun Nov 29 14:23:40 2026] nfs: server nfs01 OK\n"
+
+
+def test_gpfs_expel_on_one_client_is_that_clients_fault(make_facts):
+    # Fires fs_client_fault: hgx09 was expelled and unmounted the file system; the others are quiet.
+    facts = _facts(make_facts, {"hgx09": GPFS_EXPEL, "hgx10": QUIET, "hgx17": QUIET, "hgx02": QUIET})
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert f.root_cause == "fs_client_fault" and f.culprits[:2] == ["node:hgx09", "job:2211540"]
+    assert "scratch" in f.message and [a.type for a in f.suggested_actions] == ["drain_node"]
+
+
+def test_gpfs_daemon_down_on_one_node_with_few_logs_is_a_client_fault(make_facts):
+    # Fires: only two nodes have logs (too few to compare), but "mmfsd is not running" is about this client.
+    facts = _facts(make_facts, {"hgx17": GPFS_DOWN, "hgx02": QUIET})
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert (f.root_cause, f.culprits[0]) == ("fs_client_fault", "node:hgx17")
+
+
+def test_nfs_server_down_for_everyone_drains_nothing(make_facts):
+    # Fires storage_unavailable: every client lost nfs01; the clients are victims, not culprits.
+    facts = _facts(make_facts, {"hgx09": NFS_DOWN, "hgx10": NFS_DOWN, "hgx17": NFS_DOWN})
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert f.root_cause == "storage_unavailable"
+    assert not [c for c in f.culprits if c.startswith("node:")]
+    assert {a.type for a in f.suggested_actions} == {"notify_owner"}
+
+
+def test_nfs_server_back_ok_does_not_fire(make_facts):
+    # Does not fire: "nfs: server nfs01 OK" after the outage on every client.
+    facts = _facts(make_facts, {"hgx09": NFS_BACK, "hgx10": NFS_BACK, "hgx17": NFS_BACK})
+    assert check_fs_unavailable(facts, FsUnavailableConfig()) == []
+
+
+def test_stale_handles_in_a_single_node_jobs_log_name_that_node(make_facts):
+    # Fires fs_client_fault from the job log alone: the only job on hgx17 sees ESTALE twice.
+    log = ("OSError: [Errno 116] Stale file handle: '/gpfs/scratch/vera/data/shard-0003.tar'\n"
+           "OSError: [Errno 116] Stale file handle: '/gpfs/scratch/vera/data/shard-0004.tar'\n")
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("logs/2211555/eval.err", "job-log", log),
+                       ("kernel/hgx02.log", "kernel-log", QUIET),
+                       **{"logs/2211555/eval.err": {"job": "2211555"}, "kernel/hgx02.log": {"node": "hgx02"}})
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert f.root_cause == "fs_client_fault" and f.culprits[:2] == ["node:hgx17", "job:2211555"]
+    assert f.evidence[0].file == "logs/2211555/eval.err"

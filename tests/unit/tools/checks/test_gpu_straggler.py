@@ -47,7 +47,7 @@ def test_low_util_node_of_a_running_job_is_a_straggler(make_facts):
     assert f.culprits == ["node:gpu004", "job:74555"]
     (e,) = f.evidence
     assert (e.metric, e.value, e.unit) == ("DCGM_FI_DEV_GPU_UTIL", 30.0, "%") and "peer median 96" in e.text
-    assert [(a.type, a.node) for a in f.suggested_actions] == [("drain_node", "gpu004"), ("run_gpu_diagnostic", "gpu004")]
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("run_gpu_diagnostic", "gpu004"), ("drain_node", "gpu004")]
     assert "30% vs peer median 96% (ratio 0.31, threshold 0.6)" in f.message
 
 

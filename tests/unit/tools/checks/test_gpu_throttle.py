@@ -44,8 +44,8 @@ def test_thermal_slowdown_reasons_fire_with_temperature_and_clock_evidence(make_
     assert f.evidence[0].metric == "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS" and "HW thermal slowdown" in f.evidence[0].text
     assert (f.evidence[1].metric, f.evidence[1].value, f.evidence[1].unit) == ("DCGM_FI_DEV_GPU_TEMP", 89.0, "C")
     assert (f.evidence[2].metric, f.evidence[2].value) == ("DCGM_FI_DEV_SM_CLOCK", 1095.0)
-    assert [(a.type, a.node) for a in f.suggested_actions] == [("drain_node", "gpu011"), ("run_gpu_diagnostic", "gpu011")]
-    assert "max temp 89 C, threshold 85 C" in f.message and f.confidence == 0.85
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("run_gpu_diagnostic", "gpu011"), ("drain_node", "gpu011")]
+    assert "max temp 89 C, threshold 85 C" in f.message and f.strength == "direct"
 
 
 def test_nvidia_smi_q_reasons_fire_without_dcgm(make_facts):
@@ -75,7 +75,7 @@ def test_temperature_threshold_is_configurable(make_facts):
     # No reason bits, only heat: 86 C is over the default 85 C and under a 90 C site threshold.
     warm = {**PEERS, "gpu011": _prom("gpu011", 0x4, 86, 1980)}
     (f,) = check_gpu_thermal_throttle(_facts(make_facts, warm), ThrottleConfig())
-    assert f.confidence == 0.6 and "max temp 86 C, threshold 85 C" in f.message
+    assert f.strength == "heuristic" and "max temp 86 C, threshold 85 C" in f.message
     assert check_gpu_thermal_throttle(_facts(make_facts, warm), ThrottleConfig(hot_temp_c=90)) == []
 
 

@@ -1,11 +1,12 @@
-"""check_k8s_gpu_xid: hardware Xids on a node the Kubernetes API lists (tests/fixtures/k8s-json)."""
+"""check_gpu_xid on Kubernetes: the platform seam names the node k8snode:, its GPU pods, and cordons it
+(tests/fixtures/k8s-json)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from tools.checks.k8s_gpu_xid import K8sGpuXidConfig, check_k8s_gpu_xid
+from tools.checks.gpu_xid import XidConfig, check_gpu_xid
 
 FIX = Path(__file__).parents[3] / "fixtures"
 NODES = (FIX / "k8s-json" / "1.29-nodelist-gpu.json").read_text()
@@ -35,10 +36,11 @@ def test_xid79_on_a_kubernetes_node_names_node_and_gpu_pods_and_cordons(make_fac
     # (2 GPUs) used GPUs there; the CPU-only dataprep pod is not a culprit.
     facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", _failed_pod_on_01()),
                        (KERNEL, "kernel-log", XID79), **{KERNEL: {"node": "gpu-a100-01"}})
-    (f,) = check_k8s_gpu_xid(facts, K8sGpuXidConfig())
-    assert f.root_cause == "gpu_hardware_fault" and f.confidence == 0.96
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert f.root_cause == "gpu_hardware_fault" and f.strength == "direct"
     assert f.culprits == ["k8snode:gpu-a100-01", "pod:ml-team/resnet-train-7d9c6b5f4-x2kqp", "pod:research/dpo-13b-worker-2"]
-    assert "Xid 79 (threshold 1)" in f.message and "device plugin still advertises all 8 GPUs" in f.message
+    assert "Xid 79 (threshold 1)" in f.message
+    # Never a Slurm action on a Kubernetes node: cordon, and no drain or resubmit.
     assert [(a.type, a.node) for a in f.suggested_actions] == [("cordon_node", "gpu-a100-01")]
     assert (f.evidence[0].file, f.evidence[0].line) == (KERNEL, 1)
 
@@ -46,16 +48,30 @@ def test_xid79_on_a_kubernetes_node_names_node_and_gpu_pods_and_cordons(make_fac
 def test_application_xid_does_not_fire(make_facts):
     # Does not fire: Xid 13 is the application's fault, not the GPU's.
     facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), (KERNEL, "kernel-log", XID13), **{KERNEL: {"node": "gpu-a100-01"}})
-    assert check_k8s_gpu_xid(facts, K8sGpuXidConfig()) == []
+    assert check_gpu_xid(facts, XidConfig()) == []
 
 
-def test_xid_on_a_host_the_api_does_not_list_is_left_to_gpu_xid(make_facts):
-    # Does not fire: no Kubernetes node objects (a Slurm cluster's kernel log).
+def test_xid_on_a_host_the_api_does_not_list_is_a_slurm_node(make_facts):
+    # Fires the Slurm way: no Kubernetes node objects (a Slurm cluster's kernel log): node: culprit, drain.
     facts = make_facts((KERNEL, "kernel-log", XID79), **{KERNEL: {"node": "gpu-a100-01"}})
-    assert check_k8s_gpu_xid(facts, K8sGpuXidConfig()) == []
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert f.culprits[0] == "node:gpu-a100-01"
+    assert [a.type for a in f.suggested_actions] == ["drain_node"]
+
+
+def test_already_cordoned_node_is_not_cordoned_again(make_facts):
+    # Fires without an action: the node is already unschedulable (someone cordoned it).
+    doc = json.loads(NODES)
+    for item in doc["items"]:
+        if item["metadata"]["name"] == "gpu-a100-01":
+            item["spec"]["unschedulable"] = True
+    facts = make_facts(("k8s/nodes.json", "k8s-json", json.dumps(doc)), (KERNEL, "kernel-log", XID79),
+                       **{KERNEL: {"node": "gpu-a100-01"}})
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert f.culprits[0] == "k8snode:gpu-a100-01" and f.suggested_actions == []
 
 
 def test_threshold_is_configurable(make_facts):
     # Does not fire: one Xid event is below min_events=2.
     facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), (KERNEL, "kernel-log", XID79), **{KERNEL: {"node": "gpu-a100-01"}})
-    assert check_k8s_gpu_xid(facts, K8sGpuXidConfig(min_events=2)) == []
+    assert check_gpu_xid(facts, XidConfig(min_events=2)) == []

@@ -62,7 +62,7 @@ def test_flapping_ib_port_names_node_and_job_and_proposes_drain_and_resubmit(mak
     assert kinds == [("drain_node", "gpu012", None, []), ("resubmit_from_checkpoint", None, "74120", ["gpu012"]),
                      # no checkpoint in the evidence: the owner is told the job starts over
                      ("notify_owner", None, "74120", [])]
-    assert "4 link-down" in f.message and "threshold 1" in f.message
+    assert "4 link fault event(s)" in f.message and "threshold 1" in f.message
 
 
 def test_port_still_down_fires_with_journal_host(make_facts):
@@ -118,7 +118,7 @@ def test_one_recovered_drop_is_not_a_flap_but_two_are(make_facts):
 """
     assert check_interconnect_link_down(_facts(make_facts, "gpu012", once), InterconnectConfig()) == []
     (f,) = check_interconnect_link_down(_facts(make_facts, "gpu012", once + once), InterconnectConfig())
-    assert "2 link-down" in f.message
+    assert "2 link fault event(s)" in f.message and "flapping" in f.message
     assert check_interconnect_link_down(_facts(make_facts, "gpu012", once + once), InterconnectConfig(flap_downs=3)) == []
 
 

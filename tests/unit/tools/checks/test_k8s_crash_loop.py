@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tools.knowledge.precedence import confidence
+
 import json
 from pathlib import Path
 
@@ -30,7 +32,7 @@ def test_fixture_pods_oom_and_crash_loop_but_not_the_device_plugin(make_facts):
     oom = found["pod:ml-team/dataprep-5b8f9d7c6-qw8rt"]
     assert oom.root_cause == "host_oom" and "OOMKilled" in oom.message and "32.0 GiB" in oom.message
     crash = found["pod:ml-team/resnet-train-7d9c6b5f4-x2kqp"]
-    assert crash.root_cause == "crash_loop" and crash.confidence == 0.7
+    assert crash.root_cause == "crash_loop" and crash.confidence == confidence("state")
     assert "14 restarts (threshold 3)" in crash.message and "KeyError: 'optimizer'" in crash.message
     assert ("k8s/events.txt", 3) in [(e.file, e.line) for e in crash.evidence]
     assert [(a.type, a.pod, a.namespace) for a in crash.suggested_actions] == [
@@ -109,7 +111,7 @@ def test_replicas_fine_elsewhere_lower_the_crash_loop_confidence(make_facts):
     # "the app is broken" is less likely than something about gpu-a100-01.
     facts = make_facts(("k8s/pods.json", "k8s-json", _replicas()))
     (f,) = check_k8s_crash_loop(facts, K8sCrashLoopConfig())
-    assert f.root_cause == "crash_loop" and f.confidence == 0.5
+    assert f.root_cause == "crash_loop" and f.confidence == confidence("heuristic")
     assert "2 other replica(s) of ReplicaSet resnet-train-7d9c6b5f4 run fine on gpu-a100-02, gpu-a100-03" in f.message
     assert "so suspect the node on gpu-a100-01" in f.message
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tools.knowledge.precedence import confidence
+
 import json
 from pathlib import Path
 
@@ -33,7 +35,7 @@ def test_unhealthy_gpus_without_xid_blame_the_device_plugin(make_facts):
     # fit if they were healthy, and no Xid is seen anywhere.
     facts = make_facts(("k8s/node001.json", "k8s-json", NODE001), ("k8s/pods.json", "k8s-json", _one_gpu_pending_pod()))
     (f,) = check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig())
-    assert f.root_cause == "device_plugin_failure" and f.confidence == 0.75
+    assert f.root_cause == "device_plugin_failure" and f.confidence == confidence("state")
     assert f.culprits == ["k8snode:node001", "pod:ml-team/llm-finetune-0"]
     assert "0 allocatable of 16 GPUs (16 marked unhealthy by the device plugin with no Xid seen)" in f.message
     # confirm the GPUs before anyone restarts the plugin to re-advertise them (K8S-02)
@@ -47,7 +49,7 @@ def test_unhealthy_gpus_after_hardware_xid_are_a_gpu_fault(make_facts):
     facts = make_facts(("k8s/node001.json", "k8s-json", NODE001), ("k8s/pods.json", "k8s-json", _one_gpu_pending_pod()),
                        ("kernel/node001.log", "kernel-log", XID48), **{"kernel/node001.log": {"node": "node001"}})
     (f,) = check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig())
-    assert f.root_cause == "gpu_hardware_fault" and f.confidence == 0.9
+    assert f.root_cause == "gpu_hardware_fault" and f.strength == "direct"
     assert f.culprits[0] == "k8snode:node001" and "after a GPU hardware Xid" in f.message
     assert [(a.type, a.node) for a in f.suggested_actions] == [("cordon_node", "node001")]
     assert ("kernel/node001.log", 1) in [(e.file, e.line) for e in f.evidence]
@@ -61,7 +63,7 @@ def test_xid_69_marks_the_gpu_unhealthy_but_is_not_a_hardware_xid(make_facts):
     facts = make_facts(("k8s/node001.json", "k8s-json", NODE001), ("k8s/pods.json", "k8s-json", _one_gpu_pending_pod()),
                        ("kernel/node001.log", "kernel-log", xid69), **{"kernel/node001.log": {"node": "node001"}})
     (f,) = check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig())
-    assert f.root_cause == "device_plugin_failure" and f.confidence == 0.8
+    assert f.root_cause == "device_plugin_failure" and f.confidence == confidence("state", corroborated=True)
     assert "after Xid 69, not a hardware Xid" in f.message
     assert f.suggested_actions[0].type == "run_gpu_diagnostic"
 
@@ -79,7 +81,7 @@ def test_degraded_node_that_cannot_fit_the_pod_anyway_is_a_full_cluster(make_fac
     # healthy it would offer 6 < the 8 the pod wants; gpu-a100-01 has 8 with 3 used; gpu-a100-03 is NotReady.
     facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", PODS))
     (f,) = check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig())
-    assert f.root_cause == "insufficient_gpu_capacity" and f.confidence == 0.7
+    assert f.root_cause == "insufficient_gpu_capacity" and f.confidence == confidence("state")
     assert f.culprits == ["pod:ml-team/llm-finetune-0"]
     assert "1 pod(s) Pending on Insufficient nvidia.com/gpu (threshold 1)" in f.message
     assert "at most 6 on one node, largest request 8" in f.message
@@ -90,7 +92,7 @@ def test_events_only_pending_pod_is_capacity_at_low_confidence(make_facts):
     # Fires insufficient_gpu_capacity from the FailedScheduling row alone (no node objects to weigh).
     facts = make_facts(("k8s/events.txt", "k8s-events-text", EVENTS))
     (f,) = check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig())
-    assert f.confidence == 0.5 and "node objects not collected" in f.message
+    assert f.strength == "heuristic" and "node objects not collected" in f.message
     assert f.culprits == ["pod:default/llm-finetune-0"]
     assert (f.evidence[0].file, f.evidence[0].line) == ("k8s/events.txt", 5)
 
@@ -123,7 +125,7 @@ def test_request_larger_than_any_node_can_never_fit(make_facts):
     doc["items"] = [pod]
     facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", json.dumps(doc)))
     (f,) = check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig())
-    assert f.root_cause == "insufficient_gpu_capacity" and f.confidence == 0.9
+    assert f.root_cause == "insufficient_gpu_capacity" and f.confidence == confidence("state", corroborated=True)
     assert "16 requested, largest node capacity 8" in f.message and "can never be scheduled" in f.message
     assert f.culprits == ["pod:ml-team/llm-finetune-0"] and f.suggested_actions[0].type == "notify_owner"
 

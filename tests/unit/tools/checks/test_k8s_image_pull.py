@@ -23,7 +23,7 @@ def test_two_pods_of_one_replicaset_waiting_on_pull_are_one_finding(make_facts):
     # Fires: both infer-api pods wait in ImagePullBackOff / ErrImagePull; the registry said "not found".
     facts = make_facts(("k8s/pods.json", "k8s-json", PODS), ("k8s/events.txt", "k8s-events-text", EVENTS_A))
     (f,) = check_k8s_image_pull(facts, K8sImagePullConfig())
-    assert f.root_cause == "image_pull_failure" and f.confidence == 0.9
+    assert f.root_cause == "image_pull_failure" and f.strength == "state"
     assert f.culprits == ["pod:serving/infer-api-6f7d8c9b5-lm4zp", "pod:serving/infer-api-6f7d8c9b5-pp7sd"]
     assert "2 pod(s) of ReplicaSet serving/infer-api-6f7d8c9b5" in f.message
     assert "likely the image or tag does not exist" in f.message

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tools.knowledge.precedence import confidence
+
 from pathlib import Path
 
 from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
@@ -63,7 +65,7 @@ def test_storm_names_the_dominant_job_its_user_and_the_fs(make_facts):
 def test_overloaded_mdt_without_a_dominant_job_names_only_the_fs(make_facts):
     (f,) = check_mdt_metadata_storm(_facts(make_facts, ("lctl-md-stats", MD_STATS_STORM),
                                            ("lctl-job-stats", JOB_STATS_SHARED)), MetadataConfig())
-    assert f.culprits == ["fs:lustre"] and f.suggested_actions == [] and f.confidence == 0.7
+    assert f.culprits == ["fs:lustre"] and f.suggested_actions == [] and f.confidence == confidence("direct")
 
 
 def test_high_rate_served_fast_is_not_a_wall(make_facts):

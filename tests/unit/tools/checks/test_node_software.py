@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tools.knowledge.precedence import confidence
+
 from tools.checks.node_software import NodeSoftwareConfig, check_node_software_fault
 
 # Context: three drained nodes; which are software faults depends on the reasons below.
@@ -37,14 +39,17 @@ def test_kill_task_failed_with_hung_enroot_task(make_facts):
     assert f.root_cause == "node_software_fault"
     assert f.culprits == ["node:gpu003", "job:74002"]  # the job ended badly there (CANCELLED)
     assert f.evidence[0].metric == "sinfo -R" and "Reason=Kill task failed" in f.evidence[0].text
-    assert (f.evidence[1].file, f.evidence[1].line) == ("kernel/gpu003.log", 2) and "enroot-mount" in f.evidence[1].text
+    assert (f.evidence[1].file, f.evidence[1].line) == ("kernel/gpu003.log", 1) and "spank-epilog" in f.evidence[1].text
+    assert (f.evidence[2].file, f.evidence[2].line) == ("kernel/gpu003.log", 2) and "enroot-mount" in f.evidence[2].text
+    # Slurm has drained it already: nothing to drain, a diagnostic before it goes back in service.
     assert [(a.type, a.node) for a in f.suggested_actions] == [("run_gpu_diagnostic", "gpu003")]
-    assert f.message == "gpu003 drained by Slurm: Kill task failed; 1 related log line(s)" and f.confidence == 0.75
+    assert f.message == "gpu003: node software failing (Kill task failed); 2 related log line(s)"
+    assert f.confidence == confidence("state", corroborated=True)
 
 
 def test_prolog_error_without_logs_fires_with_lower_confidence(make_facts):
     by_node = {f.culprits[0]: f for f in check_node_software_fault(_facts(make_facts), NodeSoftwareConfig())}
-    assert by_node["node:gpu011"].confidence == 0.65 and by_node["node:gpu011"].culprits == ["node:gpu011"]
+    assert by_node["node:gpu011"].confidence == confidence("state") and by_node["node:gpu011"].culprits == ["node:gpu011"]
 
 
 def test_admin_drain_for_planned_work_does_not_fire(make_facts):
@@ -52,9 +57,11 @@ def test_admin_drain_for_planned_work_does_not_fire(make_facts):
 
 
 def test_drain_reasons_are_configurable(make_facts):
+    # Only the configured reason counts as a drain reason: gpu013 by its reason, gpu003 still by its own
+    # SPANK error lines (the daemon's words need no drain reason).
     reasons = SINFO_R.replace("BMC+NIC firmware update CHG-2211, back 14:00 ", "nvidia-container-cli: ldcache error ")
     cfg = NodeSoftwareConfig(drain_reasons=("nvidia-container-cli",))
-    assert [f.culprits[0] for f in check_node_software_fault(_facts(make_facts, reasons), cfg)] == ["node:gpu013"]
+    assert [f.culprits[0] for f in check_node_software_fault(_facts(make_facts, reasons), cfg)] == ["node:gpu003", "node:gpu013"]
 
 
 def test_hostile_reason_is_quoted_not_obeyed(make_facts):

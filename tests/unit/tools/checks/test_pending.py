@@ -51,7 +51,7 @@ def test_reservation_block_proposes_a_shorter_time_limit(make_facts):
     assert "TimeLimit=1440 min" in f.evidence[0].text
     (a,) = f.suggested_actions
     assert (a.type, a.job) == ("update_job", "75510") and "time limit" in a.reason
-    assert "pending 2.6 h" in f.message and "(threshold 10 min)" in f.message and f.confidence == 0.85
+    assert "pending 2.6 h" in f.message and "(threshold 10 min)" in f.message and f.strength == "state"
 
 
 def test_per_user_qos_limit_names_the_user(make_facts):
@@ -66,7 +66,7 @@ def test_short_priority_wait_and_user_hold_do_not_fire(make_facts):
 
 def test_long_resources_wait_fires_with_its_threshold(make_facts):
     (f,) = check_job_pending_blocked(_facts(make_facts, RESOURCES_7H), PendingConfig())
-    assert f.confidence == 0.6 and "pending 7.0 h" in f.message and "(threshold 6.0 h)" in f.message
+    assert f.strength == "heuristic" and "pending 7.0 h" in f.message and "(threshold 6.0 h)" in f.message
 
 
 def test_thresholds_are_configurable(make_facts):

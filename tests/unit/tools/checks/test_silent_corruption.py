@@ -43,7 +43,8 @@ def test_nan_only_from_one_nodes_ranks_blames_that_node(make_facts):
     assert f.culprits == ["node:gpu-a-022", "job:1185012"]
     assert [(e.file, e.line) for e in f.evidence] == [(LOG, 2), (LOG, 3)]
     kinds = [(a.type, a.node, a.job, a.exclude_nodes) for a in f.suggested_actions]
-    assert kinds == [("drain_node", "gpu-a-022", None, []), ("run_gpu_diagnostic", "gpu-a-022", None, []),
+    # The diagnostic first, while the node can still start it; then the drain.
+    assert kinds == [("run_gpu_diagnostic", "gpu-a-022", None, []), ("drain_node", "gpu-a-022", None, []),
                      ("resubmit_from_checkpoint", None, "1185012", ["gpu-a-022"]),
                      ("notify_owner", None, "1185012", [])]  # no checkpoint in the evidence
     assert f.message == "job 1185012: 2 NaN/inf loss line(s), all from ranks [9, 13] on gpu-a-022 (of 2 nodes; threshold 2)"

@@ -17,10 +17,25 @@ def _facts(make_facts):
 
 def test_every_check_runs_by_default_and_overrides_change_only_their_check(make_facts):
     facts = _facts(make_facts)
-    assert [f.check for f in run_checks(facts)] == ["gpu_xid"]
-    assert run_checks(facts, [{"check": "gpu_xid", "args": {"min_events": 2}}]) == []
-    assert run_checks(facts, [{"check": "gpu_xid", "enabled": False}]) == []
-    assert [f.check for f in run_checks(facts, [{"check": "storage_full", "args": {"full_pct": 80}}])] == ["gpu_xid"]
+    assert [f.check for f in run_checks(facts).findings] == ["gpu_xid"]
+    assert run_checks(facts, [{"check": "gpu_xid", "args": {"min_events": 2}}]).findings == []
+    assert run_checks(facts, [{"check": "gpu_xid", "enabled": False}]).findings == []
+    assert [f.check for f in run_checks(facts, [{"check": "storage_full", "args": {"full_pct": 80}}]).findings] == ["gpu_xid"]
+
+
+def test_a_check_that_raises_is_recorded_and_the_others_still_run(make_facts, monkeypatch):
+    # A broken check (here: one whose function raises) becomes an Unreadable record; gpu_xid still fires.
+    from tools.checks import base
+
+    def broken(facts, cfg):
+        raise ZeroDivisionError("division by zero in a check")
+
+    spec = CHECKS["storage_full"]
+    monkeypatch.setitem(CHECKS, "storage_full", base.CheckSpec(broken, spec.config, spec.description))
+    run = run_checks(_facts(make_facts))
+    assert [f.check for f in run.findings] == ["gpu_xid"]
+    assert [(u.kind, u.check) for u in run.failed] == [("check", "storage_full")]
+    assert "ZeroDivisionError" in run.failed[0].reason
 
 
 @pytest.mark.parametrize("entry, words", [

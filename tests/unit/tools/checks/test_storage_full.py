@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tools.knowledge.precedence import confidence
+
 from pathlib import Path
 
 from tools.checks.storage_full import StorageFullConfig, check_storage_full
@@ -55,7 +57,7 @@ def test_full_ost_names_fs_top_writer_and_victim(make_facts):
     assert [(a.type, a.job, a.reason) for a in f.suggested_actions] == [
         ("notify_owner", "74790", "fills the full target"), ("notify_owner", "74810", "writes fail: file system full")]
     assert f.message == "full targets: lustre-OST0003_UUID 100% (threshold 95%); 1 write failure(s) in job logs"
-    assert f.confidence == 0.9
+    assert f.confidence == confidence("direct", corroborated=True)
 
 
 def test_mdt_inodes_full_fires(make_facts):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tools.knowledge.precedence import confidence
+
 from tools.checks.stuck_completing import StuckCompletingConfig, check_job_stuck_completing
 
 # NOW (conftest) is 2026-03-04T10:15:00Z.
@@ -49,12 +51,12 @@ def test_long_completing_job_with_hung_task_blames_the_hung_node(make_facts):
     assert (f.evidence[1].file, f.evidence[1].line) == ("kernel/gpu018.log", 1)
     assert [(a.type, a.node) for a in f.suggested_actions] == [("drain_node", "gpu018")]
     assert f.message == "job 4242 stuck completing 35 min (threshold 10 min); 1 hung task(s) in D state"
-    assert f.confidence == 0.8
+    assert f.confidence == confidence("state", corroborated=True)
 
 
 def test_long_completing_job_without_kernel_evidence_names_all_its_nodes(make_facts):
     (f,) = check_job_stuck_completing(_facts(make_facts, STUCK), StuckCompletingConfig())
-    assert f.culprits == ["job:4242", "node:gpu017", "node:gpu018"] and f.confidence == 0.65
+    assert f.culprits == ["job:4242", "node:gpu017", "node:gpu018"] and f.confidence == confidence("state")
 
 
 def test_job_that_just_ended_does_not_fire(make_facts):

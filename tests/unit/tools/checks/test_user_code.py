@@ -76,10 +76,12 @@ def test_cuda_oom_is_not_user_code(make_facts):
     assert check_job_user_code_error(_facts(make_facts, CUDA_OOM), UserCodeConfig()) == []
 
 
-def test_one_finding_per_job_and_confidence_is_configurable(make_facts):
-    (f,) = check_job_user_code_error(_facts(make_facts, KEYERROR + KEYERROR.replace("[rank0]", "[rank1]")),
-                                     UserCodeConfig(confidence=0.4))
-    assert f.confidence == 0.4
+def test_one_finding_per_job_and_site_infra_exceptions_are_configurable(make_facts):
+    text = KEYERROR + KEYERROR.replace("[rank0]", "[rank1]")
+    (f,) = check_job_user_code_error(_facts(make_facts, text), UserCodeConfig())
+    assert f.strength == "symptom"
+    # A site that wraps infrastructure failures in its own exception type can say so.
+    assert check_job_user_code_error(_facts(make_facts, text), UserCodeConfig(extra_infra_exceptions=("KeyError",))) == []
 
 
 def test_hostile_exception_text_is_quoted_not_obeyed(make_facts):

@@ -1,0 +1,161 @@
+"""check_fs_unavailable: a file system that nodes cannot reach — on one node (its client is down:
+``fs_client_fault``, drain that node) or for everyone (servers or LNet down: ``storage_unavailable``, drain
+nothing). Lustre, GPFS/Spectrum Scale, NFS, BeeGFS."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from tools.checks.base import CheckConfig, job_culprits, kernel_evidence, log_evidence
+from tools.facts import Facts
+from tools.facts.queries import affected_jobs, first_seen, job_nodes
+from tools.knowledge.precedence import confidence
+from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.logs import FsClientEvent, FsErrorEvent, LustreEvent
+from tools.platform import node_ref, take_out_of_service
+
+__all__ = ["FsUnavailableConfig", "check_fs_unavailable"]
+
+_LUSTRE_BAD = ("connection_lost", "evicted", "request_timeout", "lnet_timeout", "op_failed")
+_FS_BAD = ("expelled", "lost_connection", "stale_handle", "unmounted", "not_mounted", "not_responding",
+           "not_started", "io_error", "quorum_lost")
+_CLIENT_ONLY = ("not_started", "not_mounted", "unmounted", "expelled", "stale_handle")
+"""States that describe this node's client, whatever the others do."""
+
+
+class FsUnavailableConfig(CheckConfig):
+    """Thresholds for file-system errors."""
+
+    min_events: int = 2
+    """Error events (lost connection, eviction, timeout, expel) on a node that make it count."""
+    single_client_share: float = 0.34
+    """If no more than this share of the nodes with logs report errors, the fault is on those clients
+    (drain them); above it, the servers or LNet are at fault."""
+
+
+def _fs_name(ev: object) -> str | None:
+    if isinstance(ev, LustreEvent):
+        target = ev.target or ""
+        for sep in ("-OST", "-MDT", "-MGS"):
+            if sep in target:
+                return target.split(sep)[0]
+        return None
+    return getattr(ev, "fs", None)
+
+
+def _key(ev: object) -> set[str]:
+    """What a restore must name to clear an error: the Lustre target/NID, or the GPFS/NFS server."""
+    if isinstance(ev, LustreEvent):
+        return {k for k in (ev.target, ev.nid) if k}
+    if isinstance(ev, FsClientEvent):
+        return {k for k in (ev.server, ev.fs) if k}
+    return set()
+
+
+def _node_events(facts: Facts) -> dict[str, list[object]]:
+    """Unrecovered error events per node (a later restore to the same server clears an error)."""
+    bad: dict[str, list[object]] = defaultdict(list)
+    restores: dict[str, list[object]] = defaultdict(list)
+    for ev in facts.kernel_events_of("lustre_error", "fs_client"):
+        if not ev.node:
+            continue
+        state = ev.state
+        if state in ("connection_restored", "restored"):
+            restores[ev.node].append(ev)
+        elif (isinstance(ev, LustreEvent) and state in _LUSTRE_BAD) or (isinstance(ev, FsClientEvent) and state in _FS_BAD):
+            node = ev.node
+            if isinstance(ev, FsClientEvent) and state == "expelled" and ev.server and ev.server in facts.node_names():
+                node = ev.server  # the manager logs the expel of another node: that node lost the file system
+            bad[node].append(ev)
+
+    def recovered(e: object, node: str) -> bool:
+        later = [r for r in restores[node] if r.file == e.file and r.line > e.line]  # type: ignore[attr-defined]
+        keys = _key(e)
+        return any(not keys or keys & _key(r) for r in later)
+
+    out: dict[str, list[object]] = {}
+    for node, events in bad.items():
+        kept = [e for e in events if not recovered(e, node)]
+        if kept:
+            out[node] = kept
+    for e in facts.job_events_of("fs_error"):
+        if isinstance(e, FsErrorEvent) and e.job:
+            allocated = job_nodes(facts, e.job)
+            host = e.host if e.host in allocated else (allocated[0] if len(allocated) == 1 else None)
+            if host:
+                out.setdefault(host, []).append(e)
+    return out
+
+
+def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding]:
+    """fs_client_fault for nodes whose file-system client is down while the others are fine (a minority
+    of the nodes with logs, or a client-only state such as GPFS not started, unmounted or expelled);
+    storage_unavailable when many clients lose the servers or `lfs df` shows targets unavailable.
+
+    Sources: kernel/syslog lustre_error and fs_client events, job-log fs_error events, `lfs df` status.
+    """
+    per_node = {n: evs for n, evs in _node_events(facts).items()
+                if len(evs) >= cfg.min_events or any(_client_only(e) for e in evs)}
+    down_targets = [r for r in facts.lfs_df if r.status != "active"]
+    if not per_node and not down_targets:
+        return []
+    logged = {e.node for e in facts.kernel_events if e.node} | {a.node for a in facts.artifacts
+                                                               if a.format == "kernel-log" and a.node}
+    share = len(per_node) / max(len(logged | set(per_node)), 1)
+    client_only = {n for n, evs in per_node.items() if any(_client_only(e) for e in evs)}
+    if down_targets:
+        clients: list[str] = []  # the servers are down: every client's errors are its consequence
+    elif len(logged) >= 3:
+        clients = sorted(per_node) if share <= cfg.single_client_share else []
+    else:
+        clients = sorted(client_only)  # too few logs to compare nodes: trust client-only states
+    findings: list[Finding] = []
+    for node in clients:
+        events = per_node[node]
+        ref = node_ref(facts, node)
+        jobs = affected_jobs(facts, [node], since=first_seen(facts, events))
+        fss = sorted({f for e in events if (f := _fs_name(e))})
+        findings.append(Finding(
+            check="fs_unavailable", root_cause="fs_client_fault",
+            message=f"{node}: file-system client down ({len(events)} error event(s)"
+            + (f" on {', '.join(fss)}" if fss else "") + f"; {len(per_node)} of {len(logged | set(per_node))} node(s) "
+            "with logs report errors, the others reach the servers)",
+            culprits=[ref.culprit, *job_culprits(jobs)],
+            evidence=[_evidence(e) for e in events[:4]],
+            strength="direct", confidence=confidence("direct", corroborated=len(events) >= 2 * cfg.min_events),
+            suggested_actions=take_out_of_service(facts, ref, "file-system client down on this node"),
+        ))
+    rest = {n: evs for n, evs in per_node.items() if n not in clients}
+    if rest or down_targets:
+        events = [e for evs in rest.values() for e in evs]
+        fss = sorted({f for e in events if (f := _fs_name(e))} | {r.fs for r in down_targets if r.fs})
+        hung = [e for n in rest for e in facts.kernel_events_on(n) if e.kind == "hung_task"]
+        jobs = affected_jobs(facts, rest, since=first_seen(facts, events))
+        slow_only = bool(events) and all(isinstance(e, LustreEvent) and e.state == "request_timeout" for e in events)
+        evidence = [_evidence(e) for e in events[:4]] + [kernel_evidence(e) for e in hung[:2]]
+        evidence += [Evidence(text=f"lfs df: {r.uuid} {r.status}", metric="lfs df") for r in down_targets[:3]]
+        findings.append(Finding(
+            check="fs_unavailable", root_cause="storage_unavailable",
+            message=f"{len(events)} file-system connection loss/eviction/timeout event(s) on {len(rest)} node(s)"
+            + (f"; {len(down_targets)} target(s) unavailable in lfs df" if down_targets else "")
+            + (f"; {len(hung)} hung task(s)" if hung else "") + "; servers or network unreachable for many clients",
+            culprits=[f"fs:{fs}" for fs in fss] + job_culprits(jobs), evidence=evidence[:6],
+            # Only "timed out for slow reply": the servers answer, slowly (an overloaded MDS/OSS): a symptom.
+            strength="symptom" if slow_only else "direct",
+            confidence=confidence("symptom" if slow_only else "direct", corroborated=bool(hung or down_targets)),
+            suggested_actions=[ActionSpec(type="notify_owner", job=j, reason="job hung on unreachable file-system servers")
+                               for j in jobs],
+        ))
+    return findings
+
+
+def _client_only(e: object) -> bool:
+    """An error about this node's own client: a client-only state, or a stale handle / lost transport the
+    job saw (the node's mount is stale or gone; servers that are down time out instead)."""
+    if isinstance(e, FsErrorEvent):
+        return e.error in ("ESTALE", "ENOTCONN")
+    return getattr(e, "state", None) in _CLIENT_ONLY
+
+
+def _evidence(e: object) -> Evidence:
+    return log_evidence(e) if isinstance(e, FsErrorEvent) else kernel_evidence(e)  # type: ignore[arg-type]

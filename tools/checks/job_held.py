@@ -1,0 +1,62 @@
+"""check_job_held: pending jobs that are held (Priority=0) and will never start on their own."""
+
+from __future__ import annotations
+
+from tools.checks.base import CheckConfig
+from tools.facts import Facts
+from tools.knowledge.precedence import confidence
+from tools.knowledge.scheduler import hold_kind
+from tools.models.findings import ActionSpec, Evidence, Finding
+
+__all__ = ["JobHeldConfig", "check_job_held"]
+
+_WHY = {
+    "system": "held by Slurm after its launch failed and it was requeued",
+    "admin": "held by an administrator",
+    "user": "held by its owner",
+    "constraints": "requeued and now asks for features no node has (BadConstraints)",
+}
+
+
+class JobHeldConfig(CheckConfig):
+    """Which holds to report: a user's own hold is reported only when the question names the job."""
+
+    report_user_holds: bool = True
+
+
+def _actions(job_id: str, kind: str, reason: str) -> list[ActionSpec]:
+    if kind == "system":
+        return [ActionSpec(type="release_job", job=job_id, reason="launch failed and Slurm held the requeued job")]
+    if kind == "constraints":
+        return [ActionSpec(type="update_job", job=job_id, reason="the job's --constraint matches no node; change it"),
+                ActionSpec(type="notify_owner", job=job_id, reason=f"job held: {reason}")]
+    return [ActionSpec(type="notify_owner", job=job_id, reason=f"job is {_WHY[kind]} ({reason})")]
+
+
+def check_job_held(facts: Facts, cfg: JobHeldConfig) -> list[Finding]:
+    """job_held per pending job that is held: ``launch failed requeued held`` (Slurm's own hold after a
+    failed launch: release it once the node is fixed), ``JobHeldAdmin`` / ``JobHeldUser`` (a person's hold,
+    Priority=0), ``BadConstraints`` after a requeue (update the constraint).
+
+    Sources: squeue / scontrol show job (state, reason, priority, restarts, features).
+    """
+    findings: list[Finding] = []
+    for job in facts.jobs:
+        kind = hold_kind(job)
+        if kind is None or (kind == "user" and not cfg.report_user_holds):
+            continue
+        reason = job.reason or "Priority=0"
+        text = (f"job {job.job_id} State=PENDING Reason={reason} Priority={job.priority}"
+                + (f" Restarts={job.restarts}" if job.restarts else "")
+                + (f" Features={job.constraint}" if job.constraint else ""))
+        findings.append(Finding(
+            check="job_held", root_cause="job_held",
+            message=f"job {job.job_id} is {_WHY[kind]}: it will not start until released" if kind != "constraints"
+            else f"job {job.job_id} {_WHY[kind]}: it will not start as submitted",
+            culprits=[f"job:{job.job_id}"], evidence=[Evidence(text=text, metric="scontrol show job")],
+            # A person's hold is their choice, not a fault: it answers a question about the job, no more.
+            strength="state", confidence=confidence("state", corroborated=job.priority == 0,
+                                                    informational=kind in ("user", "admin")),
+            suggested_actions=_actions(job.job_id, kind, reason),
+        ))
+    return findings

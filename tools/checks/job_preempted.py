@@ -1,0 +1,62 @@
+"""check_job_preempted: jobs killed or requeued by preemption (a policy decision, not a fault)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from tools.checks.base import CheckConfig, log_evidence
+from tools.facts import Facts
+from tools.facts.queries import newest_checkpoint
+from tools.knowledge.precedence import confidence
+from tools.knowledge.scheduler import is_preempted_requeue
+from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.logs import SlurmMessageEvent
+
+__all__ = ["JobPreemptedConfig", "check_job_preempted"]
+
+
+class JobPreemptedConfig(CheckConfig):
+    """No thresholds: one preemption explains a job's end."""
+
+    min_events: int = 1
+
+
+def check_job_preempted(facts: Facts, cfg: JobPreemptedConfig) -> list[Finding]:
+    """job_preempted per job that ended PREEMPTED (sacct / squeue), whose log shows ``CANCELLED … DUE TO
+    PREEMPTION``, or that preemption sent back to the queue (PreemptMode=REQUEUE). The owner is told, with
+    the checkpoint a requeued or resubmitted run resumes from; nothing is resubmitted for them.
+
+    Sources: sacct and squeue/scontrol job states and reasons; job-log slurm_message events.
+    """
+    evidence: dict[str, list[Evidence]] = defaultdict(list)
+    requeued: set[str] = set()
+    for r in facts.acct_jobs():
+        if (r.state or "").startswith("PREEMPTED"):
+            evidence[r.job_id].append(Evidence(text=f"sacct: job {r.job_id} State={r.state} End={r.end_time}",
+                                               metric="sacct"))
+    for j in facts.jobs:
+        if (j.state or "") == "PREEMPTED":
+            evidence[j.job_id].append(Evidence(text=f"job {j.job_id} JobState=PREEMPTED", metric="squeue"))
+        elif is_preempted_requeue(j):
+            requeued.add(j.job_id)
+            evidence[j.job_id].append(Evidence(text=f"job {j.job_id} State=PENDING Reason={j.reason} "
+                                                    f"Restarts={j.restarts or 0}", metric="scontrol show job"))
+    for e in facts.job_events_of("slurm_message"):
+        if isinstance(e, SlurmMessageEvent) and e.job and "PREEMPT" in (e.reason or "").upper():
+            evidence[e.job].append(log_evidence(e))
+    findings: list[Finding] = []
+    for job, ev in evidence.items():
+        if len(ev) < cfg.min_events:
+            continue
+        ckpt = newest_checkpoint(facts, job)
+        back = "requeued by preemption" if job in requeued else "ended by preemption"
+        findings.append(Finding(
+            check="job_preempted", root_cause="job_preempted",
+            message=f"job {job} was {back} (a higher-priority job took its nodes), not by a fault"
+            + (f"; newest checkpoint {ckpt}" if ckpt else "; no checkpoint named in its logs"),
+            culprits=[f"job:{job}"], evidence=ev[:4],
+            strength="state", confidence=confidence("state", corroborated=len(ev) >= 2),
+            suggested_actions=[ActionSpec(type="notify_owner", job=job, checkpoint=ckpt,
+                                          reason=f"job {back}" + (f"; resume from {ckpt}" if ckpt else ""))],
+        ))
+    return findings

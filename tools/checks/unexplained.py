@@ -1,0 +1,87 @@
+"""unexplained_signals: error-level signals that no check's finding explains (DESIGN.md: "healthy is a claim").
+
+Not a check of its own kind: it runs after the others, over their findings. A signal is explained when a
+finding names its node or its job as a culprit, or when the node's own fault-specific check judged it
+benign (a link that came back, a single recovered eviction are not faults and are not listed here because
+their kinds are left to those checks). What stays is listed as the evidence of one ``inconclusive``
+finding whose suggested actions are read-only, so the answer is never ``healthy`` while they stand.
+"""
+
+from __future__ import annotations
+
+from tools.checks.base import CheckConfig, clip, kernel_evidence, log_evidence
+from tools.facts import Facts
+from tools.facts.queries import job_state
+from tools.knowledge.xid import xid_class
+from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.logs import PcieEvent, SlurmNodeEvent, XidEvent
+from tools.platform import node_ref
+
+__all__ = ["UnexplainedConfig", "unexplained_signals"]
+
+_NODE_KINDS = ("generic", "gpu_driver", "pcie_error", "slurm_node", "gpu_stack", "xid", "hung_task", "fs_client")
+_ENDED_BADLY = ("FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "CANCELLED", "TIMEOUT")
+
+
+class UnexplainedConfig(CheckConfig):
+    """How many unexplained signals to quote."""
+
+    max_evidence: int = 6
+    min_signals: int = 1
+
+
+def _node_signal(ev: object) -> bool:
+    kind = getattr(ev, "kind", "")
+    if kind not in _NODE_KINDS:
+        return False
+    if isinstance(ev, PcieEvent):
+        return not ev.corrected
+    if isinstance(ev, XidEvent):
+        return xid_class(ev.xid) in ("unknown", "application", "recovery")
+    if isinstance(ev, SlurmNodeEvent):
+        return ev.what not in ("job_cancelled",)
+    if kind == "fs_client":
+        return getattr(ev, "state", "") not in ("restored",)
+    return True
+
+
+def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedConfig | None = None) -> Finding | None:
+    """One ``inconclusive`` finding quoting error-level signals on nodes and jobs no finding names
+    (kernel/syslog lines nobody classified, unknown Xids, uncorrected PCIe errors, failing daemons, error
+    lines of jobs that ended badly), plus Slurm commands that printed errors no finding explains; None when
+    every such signal is explained."""
+    cfg = cfg or UnexplainedConfig()
+    named = {c.split(":", 1)[1] for f in findings for c in f.culprits if ":" in c}
+    evidence: list[Evidence] = []
+    nodes: dict[str, int] = {}
+    for ev in facts.kernel_events:
+        if ev.node and ev.node not in named and _node_signal(ev):
+            nodes[ev.node] = nodes.get(ev.node, 0) + 1
+            if len(evidence) < cfg.max_evidence:
+                evidence.append(kernel_evidence(ev))
+    jobs: dict[str, int] = {}
+    for ev in facts.job_events_of("generic", "cuda_error", "fs_error"):
+        if ev.job and ev.job not in named and job_state(facts, ev.job) in _ENDED_BADLY:
+            jobs[ev.job] = jobs.get(ev.job, 0) + 1
+            if len(evidence) < cfg.max_evidence:
+                evidence.append(log_evidence(ev))
+    explained_errors = any(f.root_cause == "controller_unreachable" for f in findings)
+    slurm = [e for e in facts.slurm_errors if not explained_errors]
+    evidence += [Evidence(text=clip(f"{e.path}: {e.message}"), file=e.path) for e in slurm[:2]]
+    count = sum(nodes.values()) + sum(jobs.values()) + len(slurm)
+    if count < cfg.min_signals:
+        return None
+    where = [f"node {n} ({k})" for n, k in sorted(nodes.items(), key=lambda kv: -kv[1])[:4]]
+    where += [f"job {j} ({k})" for j, k in sorted(jobs.items(), key=lambda kv: -kv[1])[:4]]
+    where += [f"{e.format} printed an error" for e in slurm[:2]]
+    actions = [ActionSpec(type="run_gpu_diagnostic", node=n, reason="unexplained error-level kernel lines")
+               for n in list(nodes)[:2] if facts.node(n) is not None or facts.k8s_node(n) is not None]
+    actions += [ActionSpec(type="notify_owner", job=j, reason="job ended badly with errors Warden cannot explain")
+                for j in list(jobs)[:2]]
+    return Finding(
+        check="unexplained_signals", root_cause="inconclusive",
+        message=f"{count} error-level signal(s) no check explains: {', '.join(where)}",
+        culprits=[node_ref(facts, n).culprit for n in list(nodes)[:4]] + [f"job:{j}" for j in list(jobs)[:4]],
+        evidence=evidence[: cfg.max_evidence], strength="heuristic", confidence=0.5,
+        suggested_actions=actions,
+    )
