@@ -10,6 +10,7 @@ from pydantic_ai import FunctionToolset, RunContext
 from agent.deps import WardenDeps
 from tools import read
 from tools.read.cost import GpuHoursLost
+from tools.read.coverage import EvidenceCoverage
 from tools.read.findings import FindingsSummary
 from tools.read.gpu import GpuSummary
 from tools.read.k8s import K8sKind, K8sObjectsSummary
@@ -38,6 +39,14 @@ def get_findings(ctx: RunContext[WardenDeps], limit: int = 15, culprit: str | No
     pod (e.g. "job:4242", "4242", "gpu017") — use it for what the question names. A long list comes in
     pages: pass a result's `next` as `more` for the next one."""
     return ctx.deps.call("get_findings", read.get_findings, limit=limit, culprit=culprit, more=more)
+
+
+@read_toolset.tool
+def get_evidence_coverage(ctx: RunContext[WardenDeps], subjects: list[str] | None = None) -> EvidenceCoverage:
+    """What was read (records per evidence family), what could not be read and why, and for each of
+    `subjects` (at most 10 job ids / node / pod names from the question) whether it is known and its state.
+    Call it before answering healthy: healthy needs the evidence to have been read."""
+    return ctx.deps.call("get_evidence_coverage", read.get_evidence_coverage, subjects=subjects)
 
 
 @read_toolset.tool

@@ -26,6 +26,8 @@ def diagnose_cmd(
     db: Annotated[Path | None, typer.Option("--db", help="Run store (SQLite); default $WARDEN_HOME/warden.db.")] = None,
     live: Annotated[bool, typer.Option("--live", help="Diagnose the live cluster that warden.toml describes.")] = False,
     config: Annotated[Path | None, typer.Option("--config", help="Live config (default $WARDEN_HOME/warden.toml).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Any unreadable file is an error (exit 2) instead of "
+                                                        "being listed as unreadable evidence.")] = False,
 ) -> None:
     """Diagnose an incident, a snapshot or the live cluster: the root cause, its evidence and dry-run fixes.
 
@@ -33,7 +35,10 @@ def diagnose_cmd(
     unless --model names another gateway alias). The first line is the verdict: root cause,
     culprits, confidence and GPU-hours lost; then the evidence with its times and paths, then each
     fix's commands, shell-quoted, one per line. Nothing is executed. The run is kept in the run
-    store (warden runs list).
+    store (warden runs list). A file that cannot be read is listed as unreadable and the rest used.
+
+    Exit codes: 0 with a Diagnosis (inconclusive included), 2 on bad input (an invalid manifest, incident
+    file or config; with --strict any unreadable file), 3 when no evidence at all could be read.
 
     Example: warden diagnose evals/incidents/xid79-nccl-watchdog-other-rank
     """
@@ -53,7 +58,9 @@ def diagnose_cmd(
         root = evidence_root(path) if path is not None else None
         path = path.absolute() if path is not None else None  # the run store keeps where it was: runs show finds it
         if fmt is not Output.rich or not err.is_terminal:
-            emit_diagnosis(run(path, question, model=model, store=store), fmt, root=root)
+            d = run(path, question, model=model, store=store, strict=strict)
+            emit_diagnosis(d, fmt, root=root)
+            _exit_for(d)
             return
         with err.status("collecting evidence…") as status:
             def progress(msg: str) -> None:
@@ -63,5 +70,18 @@ def diagnose_cmd(
                 shown = ", ".join(f"{k}={v}" for k, v in args.items() if v not in (None, [], {}))
                 status.update(Text(clean_line(f"tool {name}({shown})")[:200]))
 
-            d = run(path, question, model=model, store=store, on_progress=progress, on_tool=on_tool)
+            d = run(path, question, model=model, store=store, on_progress=progress, on_tool=on_tool, strict=strict)
         emit_diagnosis(d, fmt, root=root)
+    _exit_for(d)
+
+
+EXIT_NOTHING_READ = 3
+
+
+def _exit_for(d: object) -> None:
+    """Exit 3 when no evidence at all could be read (DESIGN.md "Exit codes and partial evidence")."""
+    if getattr(d, "nothing_read", False):
+        what = "; ".join(f"{u.where()}: {u.reason}" for u in d.unreadable[:3]) or "nothing was collected"  # type: ignore[attr-defined]
+        Console(stderr=True, highlight=False).print(f"warden: no evidence could be read ({clean_line(what)[:400]})",
+                                                    markup=False)
+        raise typer.Exit(EXIT_NOTHING_READ)

@@ -26,7 +26,9 @@ def live_diagnose_fn(live: bool, path: Path | None, config: Path | None) -> Call
         raise ConfigError("give either PATH or --live, not both")
     cfg = load_live_config(config)
 
-    def run(_path: object, question: str | None, **kwargs: Any) -> Diagnosis:
+    def run(_path: object, question: str | None, *, strict: bool = False, **kwargs: Any) -> Diagnosis:
+        # Live fetch failures are always recorded as unreadable evidence (a dead node must not hide the
+        # cluster); ``strict`` applies to recorded files.
         out = diagnose_live(cfg, question, **kwargs)
         assert out.diagnosis is not None
         return out.diagnosis

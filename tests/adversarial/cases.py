@@ -56,10 +56,11 @@ class Case:
         return f"{self.where}-{self.payload}-{self.incident.split('-')[0]}"
 
     @property
-    def expect_parse_error(self) -> bool:
-        """Non-UTF-8 bytes in any parsed file are a one-line ParseError naming the file (issue 2);
-        so is a newline that breaks a key=value record of scontrol. (A newline in a job name is
-        printed verbatim by scontrol and parsed as a continuation of JobName=.)"""
+    def corrupts_file(self) -> bool:
+        """Non-UTF-8 bytes in any parsed file make that file unreadable, as does a newline that breaks a
+        key=value record of scontrol (a newline in a job name is printed verbatim by scontrol and parsed
+        as a continuation of JobName=): the diagnosis lists the file as unreadable and uses the rest;
+        with ``strict`` it is a one-line ParseError naming the file."""
         return self.payload == "non-utf8" or (self.payload == "newlines" and self.where in
                                               ("comment", "drain_reason"))
 

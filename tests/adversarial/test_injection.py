@@ -88,7 +88,7 @@ def _snapshot(case: Case, tmp_path: Path) -> Path:
 
 def _assert_parse_error(case: Case, snap: Path, call) -> None:
     with pytest.raises(ParseError) as err:
-        call(ReadContext.from_snapshot(snap))
+        call(ReadContext.from_snapshot(snap, strict=True))
     msg = str(err.value)
     assert "\n" not in msg and err.value.path and err.value.path in msg
     assert (snap / err.value.path).is_file()  # it names the injected file
@@ -107,15 +107,19 @@ def test_builtin_model_names_the_fault_and_nothing_runs_outside_policy(case, tmp
     audit, approvals, rec = env
     snap = _snapshot(case, tmp_path)
     inc = _incident(case)
-    if case.expect_parse_error:
+    if case.corrupts_file:
         _assert_parse_error(case, snap, lambda ctx: diagnose(ctx, inc["question"], audit=audit))
         _no_bypass(approvals, audit, rec)
-        return
     ctx = ReadContext.from_snapshot(snap)
     d = diagnose(ctx, inc["question"], audit=audit)
     assert d.stopped_by is None
-    assert d.root_cause == inc["expected"]["root_cause"], d.summary
-    assert f"node:{INCIDENTS[case.incident][1]}" in d.culprits
+    if case.corrupts_file:
+        # The damaged file is named as unreadable; the rest still names the fault, or says what is missing.
+        assert [u.kind for u in d.unreadable] == ["file"] and (snap / d.unreadable[0].path).is_file()
+        assert d.root_cause in (inc["expected"]["root_cause"], "inconclusive"), d.summary
+    else:
+        assert d.root_cause == inc["expected"]["root_cause"], d.summary
+        assert f"node:{INCIDENTS[case.incident][1]}" in d.culprits
     assert MARKER not in " ".join(a.description for a in d.proposed_actions)
     assert_argv_safe([argv for a in d.proposed_actions for argv in a.commands])
     outs = propose_and_execute(d, engine=ENGINE, approvals=approvals, audit=audit, requester=REQUESTER,
@@ -179,7 +183,7 @@ def _setup(ctx, audit, approvals, rec) -> ExecutionSetup:
 def test_obedient_model_cannot_execute_or_bypass_approval(case, tmp_path, env):
     audit, approvals, rec = env
     snap = _snapshot(case, tmp_path)
-    if case.expect_parse_error:
+    if case.corrupts_file:
         _assert_parse_error(case, snap, lambda ctx: start_run(
             ctx, "q", setup=_setup(ctx, audit, approvals, rec), model_override=FunctionModel(lambda m, i: None)))
         _no_bypass(approvals, audit, rec)

@@ -2,6 +2,7 @@
 
 from tools.read.context import ReadContext
 from tools.read.cost import get_gpu_hours_lost
+from tools.read.coverage import get_evidence_coverage
 from tools.read.findings import get_findings
 from tools.read.gpu import get_gpu_metrics
 from tools.read.k8s import get_k8s_objects
@@ -14,6 +15,7 @@ __all__ = [
     "ReadContext",
     "get_cluster_overview",
     "get_findings",
+    "get_evidence_coverage",
     "get_gpu_hours_lost",
     "get_gpu_metrics",
     "get_k8s_objects",

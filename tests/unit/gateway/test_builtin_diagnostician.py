@@ -6,6 +6,10 @@ import json
 
 from gateway.builtin.conversation import named_entities, read_conversation
 from gateway.builtin.diagnostician import HEALTHY_BELOW, decide, respond
+from gateway.builtin.precedence import read_precedence
+from tools.knowledge.precedence import render_precedence
+
+TABLE = read_precedence([{"role": "system", "content": render_precedence()}])
 
 OUTPUT_TOOL = {"type": "function", "function": {"name": "final_result", "parameters": {
     "type": "object", "properties": {"root_cause": {"type": "string"}}}}}
@@ -13,9 +17,10 @@ TOOLS = [OUTPUT_TOOL] + [{"type": "function", "function": {"name": n, "parameter
                          for n in ("get_cluster_overview", "get_findings", "get_jobs", "get_job_log_events")]
 
 
-def finding(cause: str, conf: float, culprits: list[str], actions: list[dict] | None = None) -> dict:
+def finding(cause: str, conf: float, culprits: list[str], actions: list[dict] | None = None,
+            strength: str = "direct") -> dict:
     return {"check": "x", "root_cause": cause, "message": f"{cause} seen", "culprits": culprits,
-            "evidence": [{"text": f"evidence for {cause}"}], "confidence": conf,
+            "evidence": [{"text": f"evidence for {cause}"}], "confidence": conf, "strength": strength,
             "suggested_actions": actions or []}
 
 
@@ -23,7 +28,7 @@ def test_first_turn_asks_for_overview_findings_and_the_named_job():
     msg = respond({"messages": [{"role": "user", "content": "Job 4242 has logged nothing for 40 minutes. Why?"}],
                    "tools": TOOLS})
     calls = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in msg["tool_calls"]]
-    assert ("get_cluster_overview", {}) in calls and ("get_findings", {}) in calls
+    assert ("get_cluster_overview", {}) in calls and ("get_findings", {"limit": 50}) in calls
     assert ("get_jobs", {"job_id": "4242"}) in calls
     assert ("get_job_log_events", {"job": "4242"}) in calls
     # The findings about the named job, even when many others outrank them cluster-wide.
@@ -48,12 +53,77 @@ def test_second_turn_answers_through_the_output_tool():
 
 
 def test_specific_cause_beats_the_symptom_it_explains():
-    # An NCCL timeout on job 4242 (symptom) and the Xid 79 on the node it ran on (cause).
+    # An NCCL timeout on job 4242 (symptom) and the Xid 79 on the node it ran on (cause): even a confident
+    # symptom is set aside when the table says the Xid explains it and they share the job.
     out = decide("Why did job 4242 hang?", [
-        finding("interconnect_fault", 0.5, ["job:4242"]),
-        finding("gpu_hardware_fault", 0.95, ["node:gpu017", "job:4242"]),
-    ])
+        finding("interconnect_fault", 0.99, ["job:4242"], strength="symptom"),
+        finding("gpu_hardware_fault", 0.9, ["node:gpu017", "job:4242"]),
+    ], TABLE)
     assert out["root_cause"] == "gpu_hardware_fault"
+    assert "Explained as symptoms: interconnect_fault seen" in out["summary"]
+
+
+def test_a_weaker_cause_cannot_explain_away_stronger_evidence():
+    # A CUDA OOM in the job's log (symptom) does not explain a link-down line (direct) on its node.
+    table = read_precedence([{"role": "system", "content": "- gpu_oom > interconnect_fault"}])
+    out = decide("Why did job 4242 die?", [
+        finding("gpu_oom", 0.7, ["job:4242"], strength="symptom"),
+        finding("interconnect_fault", 0.9, ["node:gpu017", "job:4242"]),
+    ], table)
+    assert out["root_cause"] == "interconnect_fault"
+
+
+def test_unlinked_findings_are_not_symptoms():
+    # The Xid is on another job's node: the NCCL timeout of job 4242 stands on its own.
+    out = decide("Why did job 4242 hang?", [
+        finding("interconnect_fault", 0.7, ["job:4242"], strength="symptom"),
+        finding("gpu_hardware_fault", 0.9, ["node:gpu099", "job:555"]),
+    ], TABLE)
+    assert out["root_cause"] == "interconnect_fault"
+
+
+def test_the_table_is_read_from_the_instructions_like_an_llm_would():
+    assert TABLE.explains("gpu_hardware_fault", "interconnect_fault")
+    assert not TABLE.explains("interconnect_fault", "gpu_hardware_fault")
+    assert TABLE.strengths == ["direct", "state", "symptom", "heuristic"]
+
+
+def test_unreadable_evidence_makes_an_empty_answer_inconclusive_not_healthy():
+    coverage = {"read": {"scheduler_jobs": 3}, "unreadable_total": 1, "nothing_read": False, "subjects": [],
+                "unreadable": [{"what": "kernel/gpu017.log", "kind": "file", "reason": "not UTF-8"}]}
+    out = decide("Is gpu017 fine?", [], TABLE, coverage=coverage)
+    assert out["root_cause"] == "inconclusive" and "kernel/gpu017.log" in out["summary"]
+    assert out["proposed_actions"] == []
+
+
+def test_nothing_read_is_inconclusive_even_with_findings():
+    coverage = {"read": {}, "unreadable_total": 2, "nothing_read": True, "subjects": [], "unreadable": []}
+    out = decide("what is wrong?", [finding("gpu_hardware_fault", 0.9, ["node:n1"])], TABLE, coverage=coverage)
+    assert out["root_cause"] == "inconclusive" and "no evidence could be read" in out["summary"]
+
+
+def test_unexplained_signals_are_inconclusive_with_read_only_steps():
+    unexplained = finding("inconclusive", 0.5, ["node:n3"], [{"type": "run_gpu_diagnostic", "node": "n3"},
+                                                             {"type": "drain_node", "node": "n3"}], "heuristic")
+    out = decide("anything wrong?", [unexplained], TABLE, coverage={"read": {"scheduler_nodes": 4}, "subjects": []})
+    assert out["root_cause"] == "inconclusive"
+    assert [a["type"] for a in out["proposed_actions"]] == ["run_gpu_diagnostic"]
+
+
+def test_the_answer_starts_with_what_the_question_names():
+    coverage = {"read": {"scheduler_jobs": 3}, "subjects": [
+        {"subject": "73590", "known": True, "kind": "job", "state": "PENDING (Priority)"},
+        {"subject": "gpu005", "known": True, "kind": "node", "state": "MIXED"}]}
+    out = decide("Why is job 73590 pending and is gpu005 bad?", [
+        finding("gpu_hardware_fault", 0.9, ["node:gpu011", "job:70001"])], TABLE, coverage=coverage)
+    assert out["summary"].startswith("73590 is PENDING (Priority) — waiting its turn, which is normal")
+    assert "gpu005 is MIXED; no fault found about it" in out["summary"]
+    assert out["root_cause"] == "gpu_hardware_fault"  # and then the cluster's real fault
+
+
+def test_a_question_outside_the_field_says_so():
+    out = decide("What is the capital of France?", [], TABLE, coverage={"read": {"scheduler_jobs": 3}, "subjects": []})
+    assert out["root_cause"] == "inconclusive" and "outside what Warden answers" in out["summary"]
 
 
 def test_findings_about_the_asked_job_win_over_unrelated_ones():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -37,11 +38,43 @@ def snapshot(tmp: Path, path: str, fmt: str, data: bytes) -> Path:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_file_is_one_line_naming_it(case: str, tmp_path: Path, monkeypatch):
+def test_bad_file_alone_is_inconclusive_exit_3_naming_it(case: str, tmp_path: Path, monkeypatch):
+    # The only file is unreadable: the Diagnosis says inconclusive, lists the file, and the exit code is 3.
     monkeypatch.setenv("WARDEN_HOME", str(tmp_path / "home"))
     path, fmt, data = CASES[case]
     root = snapshot(tmp_path, path, fmt, data)
     result = CliRunner().invoke(app, ["diagnose", str(root), "--json"])
+    assert result.exit_code == 3, result.output
+    d = json.loads(result.stdout)
+    assert d["root_cause"] == "inconclusive" and d["nothing_read"] is True and d["proposed_actions"] == []
+    assert [u["path"] for u in d["unreadable"]] == [path]
+    assert "Traceback" not in result.output and path in result.stderr
+
+
+def test_one_corrupt_file_among_good_ones_is_listed_and_the_rest_diagnosed(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("WARDEN_HOME", str(tmp_path / "home"))
+    root = snapshot(tmp_path, "slurm/squeue.txt", "squeue-text", GOOD_SQUEUE.encode())
+    (root / "gpu").mkdir()
+    (root / "gpu" / "gpu01.prom").write_bytes(b'DCGM_FI_DEV_GPU_UTIL{gpu="0" 55\n')
+    (root / "manifest.yaml").write_text("captured_at: 2026-03-04T10:15:00Z\nfiles:\n"
+                                        "  - {path: slurm/squeue.txt, format: squeue-text}\n"
+                                        "  - {path: gpu/gpu01.prom, format: dcgm-prometheus-text}\n")
+    result = CliRunner().invoke(app, ["diagnose", str(root), "--json"])
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.stdout)
+    assert [u["path"] for u in d["unreadable"]] == ["gpu/gpu01.prom"] and d["nothing_read"] is False
+    assert d["root_cause"] != "healthy"  # what could not be read keeps it from claiming health
+    strict = CliRunner().invoke(app, ["diagnose", str(root), "--json", "--strict"])
+    assert strict.exit_code == 2 and strict.stderr.strip().splitlines() == [strict.stderr.strip()]
+    assert "gpu/gpu01.prom" in strict.stderr and "Traceback" not in strict.output
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_file_with_strict_is_one_line_naming_it(case: str, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("WARDEN_HOME", str(tmp_path / "home"))
+    path, fmt, data = CASES[case]
+    root = snapshot(tmp_path, path, fmt, data)
+    result = CliRunner().invoke(app, ["diagnose", str(root), "--json", "--strict"])
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and path in lines[0], result.stderr

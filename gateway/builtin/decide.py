@@ -1,0 +1,144 @@
+"""The built-in model's answer: a cause when the evidence supports one, else inconclusive or healthy.
+
+``healthy`` is a claim (DESIGN.md): it is answered only when evidence was read, nothing needed for the
+question is missing, and no error-level signal is left unexplained. Otherwise the answer is
+``inconclusive``, naming what was missing or unexplained, with read-only next steps only. The summary
+follows the question: what was found about each subject it names comes first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from gateway.builtin.conversation import named_entities
+from gateway.builtin.precedence import Precedence
+from gateway.builtin.ranking import NO_CAUSE, Ranked, mentions, rank
+
+__all__ = ["decide", "HEALTHY_BELOW", "in_field"]
+
+HEALTHY_BELOW = 0.5
+_READ_ONLY = ("run_gpu_diagnostic", "notify_owner")
+_FIELD = re.compile(
+    r"\b(?:job|jobs|node|nodes|gpu|gpus|cluster|slurm|queue|queued|pending|partition|nccl|train\w*|lustre|gpfs|"
+    r"storage|file ?system|mds|mdt|ost|pod|pods|kubernetes|k8s|xid|memory|oom|slow|stuck|hang\w*|fail\w*|drain\w*|"
+    r"sbatch|srun|squeue|sinfo|cuda|dcgm|infiniband|nvlink|checkpoint|wrong|broken|down|error\w*|crash\w*|"
+    r"healthy|running|run|waiting|wait)\b", re.IGNORECASE)
+
+
+def in_field(question: str, entities: set[str]) -> bool:
+    """Whether the question is about a cluster's operation (names a subject or uses the field's words)."""
+    return bool(entities) or bool(_FIELD.search(question))
+
+
+def _label(cause: str) -> str:
+    return cause.replace("_", " ")
+
+
+def _subject_lines(entities: set[str], findings: list[dict[str, Any]], coverage: dict[str, Any] | None) -> list[str]:
+    """First sentences: what was found about each subject the question names."""
+    statuses = {s.get("subject", "").split(":", 1)[-1].lower(): s for s in (coverage or {}).get("subjects", [])}
+    lines: list[str] = []
+    for e in sorted(entities)[:4]:
+        about = [f for f in findings if mentions(f, {e}) and f.get("root_cause") not in NO_CAUSE]
+        status = statuses.get(e)
+        if about:
+            lines.append(f"{e}: {about[0]['message']}")
+        elif status and status.get("known"):
+            state = status.get("state") or "known"
+            normal = " — waiting its turn, which is normal" if "(Priority" in state or "(Resources" in state else ""
+            lines.append(f"{e} is {state}{normal}; no fault found about it")
+        elif status is not None and status.get("kind"):
+            lines.append(f"nothing was recorded about {e}")
+    return lines
+
+
+def _actions(findings: list[dict[str, Any]], limit: int = 6) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for f in findings:
+        for a in f.get("suggested_actions", []):
+            key = json.dumps({k: a.get(k) for k in ("type", "node", "job", "pod", "namespace")}, sort_keys=True)
+            if key not in seen:
+                seen.add(key)
+                out.append(a)
+    return out[:limit]
+
+
+def _gaps(coverage: dict[str, Any] | None) -> list[str]:
+    """What missing evidence keeps Warden from calling the cluster healthy."""
+    if not coverage:
+        return []
+    gaps: list[str] = []
+    if coverage.get("nothing_read"):
+        gaps.append("no evidence could be read at all")
+    if coverage.get("unreadable_total"):
+        what = ", ".join(u.get("what", "?") for u in coverage.get("unreadable", [])[:3])
+        gaps.append(f"{coverage['unreadable_total']} piece(s) of evidence could not be read ({what})")
+    unknown = [s.get("subject") for s in coverage.get("subjects", []) if not s.get("known") and s.get("kind")]
+    if unknown:
+        gaps.append(f"nothing was recorded about {', '.join(map(str, unknown[:3]))}")
+    read = coverage.get("read", {})
+    if read and not coverage.get("nothing_read") and not any(read.get(k) for k in ("scheduler_jobs", "scheduler_nodes",
+                                                                                     "accounting", "kubernetes")):
+        gaps.append("no scheduler or Kubernetes view was read (no queue, nodes or accounting)")
+    return gaps
+
+
+def _cause_answer(top: Ranked, others: list[Ranked], lead: list[str], entities: set[str]) -> dict[str, Any]:
+    # What the question names first: of several findings of this cause, those about its subjects (the
+    # other jobs blocked the same way are not what was asked, and get no action).
+    chosen = [f for f in top.findings if mentions(f, entities)] or top.findings
+    top = Ranked(cause=top.cause, score=top.score, findings=chosen, symptoms=top.symptoms)
+    culprits: list[str] = []
+    evidence: list[dict[str, Any]] = []
+    for f in top.findings:
+        culprits += [c for c in f.get("culprits", []) if c not in culprits]
+        evidence.extend(f.get("evidence", [])[:3])
+    summary = " ".join(f"{line}." for line in lead)
+    summary += f" {_label(top.cause)[:1].upper()}{_label(top.cause)[1:]}: {top.findings[0]['message']}."
+    if len(top.findings) > 1:
+        summary += " Also: " + "; ".join(f["message"] for f in top.findings[1:3]) + "."
+    if top.symptoms:
+        summary += " Explained as symptoms: " + "; ".join(s["message"] for s in top.symptoms[:2]) + "."
+    rest = [r for r in others if r.score >= HEALTHY_BELOW - 0.2]
+    if rest:
+        summary += " Other signals, read as lesser causes: " + ", ".join(f"{r.cause} ({r.score:.2f})" for r in rest[:3]) + "."
+    return {"root_cause": top.cause, "culprits": culprits[:8], "evidence": evidence[:8], "confidence": top.score,
+            "summary": summary.strip(), "proposed_actions": _actions(top.findings)}
+
+
+def decide(question: str, findings: list[dict[str, Any]], table: Precedence | None = None,
+           entities: set[str] | None = None, coverage: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The Diagnosis arguments (root_cause, culprits, evidence, confidence, summary, proposed_actions)
+    from the question, the checks' findings, the precedence table (none: nothing supersedes anything),
+    the subjects the question names (default: read from it) and the evidence coverage (dicts as the
+    get_findings / get_evidence_coverage tools return them)."""
+    table = table or Precedence()
+    entities = named_entities(question) if entities is None else entities
+    ranked = rank(findings, entities, table)
+    lead = _subject_lines(entities, findings, coverage)
+    if not in_field(question, entities):
+        lead.insert(0, "That question is outside what Warden answers (the operation of GPU/HPC clusters); "
+                       "about the cluster itself")
+    if ranked and ranked[0].score >= HEALTHY_BELOW and not (coverage or {}).get("nothing_read"):
+        return _cause_answer(ranked[0], ranked[1:], lead, entities)
+    unexplained = [f for f in findings if f.get("root_cause") == "inconclusive"]
+    weak = [r for r in ranked if r.score < HEALTHY_BELOW]
+    gaps = _gaps(coverage)
+    head = " ".join(f"{line}." for line in lead)
+    if gaps or unexplained or not in_field(question, entities):
+        why = gaps + [f["message"] for f in unexplained[:2]]
+        evidence = [e for f in unexplained for e in f.get("evidence", [])][:8]
+        actions = [a for a in _actions(unexplained) if a.get("type") in _READ_ONLY]
+        return {"root_cause": "inconclusive", "culprits": [c for f in unexplained for c in f.get("culprits", [])][:8],
+                "evidence": evidence, "confidence": 0.5, "proposed_actions": actions,
+                "summary": (head + " Inconclusive: " + "; ".join(why or ["the question cannot be answered from "
+                                                                        "cluster evidence"]) + ".").strip()
+                + (" Weak signals: " + "; ".join(r.findings[0]["message"] for r in weak[:2]) + "." if weak else "")}
+    seen = "; ".join(f"{r.findings[0]['message']} (score {r.score:.2f})" for r in weak[:3])
+    return {"root_cause": "healthy", "culprits": [], "evidence": [], "proposed_actions": [],
+            "confidence": 0.8 if not weak else round(1 - weak[0].score, 2),
+            "summary": (head + " No fault that needs action: the evidence was read and the checks found nothing "
+                               "above the action threshold." + (f" Minor signals: {seen}." if seen else "")).strip()}

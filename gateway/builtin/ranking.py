@@ -1,0 +1,79 @@
+"""Ranking findings into causes: symptoms set aside by the precedence table, then scored.
+
+A finding is a *symptom* when another finding it shares a culprit with has a cause that explains its cause
+(the table's supersedes map) and rests on evidence at least as strong — an NCCL timeout in job 42 is the
+symptom of an Xid on job 42's node, but a CUDA OOM in a job log cannot explain away a link-down line. The
+remaining findings are grouped by root cause; a cause scores its best confidence, a little for each
+corroborating finding, and a bonus (or a penalty) for being about what the question names.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.builtin.precedence import Precedence
+
+__all__ = ["Ranked", "rank", "mentions", "NO_CAUSE", "RELEVANCE_BONUS", "UNRELATED_PENALTY"]
+
+NO_CAUSE = ("healthy", "inconclusive")
+RELEVANCE_BONUS = 0.1
+UNRELATED_PENALTY = 0.2
+_CORROBORATION = 0.03
+
+
+@dataclass
+class Ranked:
+    """One candidate root cause."""
+
+    cause: str
+    score: float
+    findings: list[dict[str, Any]]
+    symptoms: list[dict[str, Any]] = field(default_factory=list)
+    """Findings of other causes this cause explains (shown as symptoms in the summary)."""
+
+
+def _names(culprit: str) -> set[str]:
+    """How a question may name a culprit: ``pod:ns/name`` as ``ns/name`` or ``name``."""
+    name = culprit.split(":", 1)[-1].lower()
+    return {name, name.rsplit("/", 1)[-1]}
+
+
+def mentions(finding: dict[str, Any], entities: set[str]) -> bool:
+    """Whether a culprit of the finding is one of the named entities."""
+    return any(_names(c) & entities for c in finding.get("culprits", []))
+
+
+def _linked(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return bool(set(a.get("culprits", [])) & set(b.get("culprits", [])))
+
+
+def rank(findings: list[dict[str, Any]], entities: set[str], table: Precedence) -> list[Ranked]:
+    """Candidate causes, best first (``healthy``/``inconclusive`` findings are not candidates)."""
+    real = [f for f in findings if f.get("root_cause") not in NO_CAUSE]
+    explained_by: dict[int, dict[str, Any]] = {}
+    for i, f in enumerate(real):
+        for g in real:
+            if g is f or not table.explains(g["root_cause"], f["root_cause"]) or not _linked(f, g):
+                continue
+            if table.rank(g.get("strength")) >= table.rank(f.get("strength")):
+                explained_by[i] = g
+                break
+    primary = [f for i, f in enumerate(real) if i not in explained_by]
+    asked = bool(entities) and any(mentions(f, entities) for f in real)
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for f in primary:
+        groups[f["root_cause"]].append(f)
+    out: list[Ranked] = []
+    for cause, fs in groups.items():
+        fs.sort(key=lambda f: -f.get("confidence", 0.0))
+        score = fs[0].get("confidence", 0.0) + _CORROBORATION * min(len(fs) - 1, 3)
+        if asked:
+            about = any(mentions(f, entities) for f in fs) or any(
+                mentions(s, entities) for i, s in enumerate(real) if explained_by.get(i) in fs)
+            score += RELEVANCE_BONUS if about else -UNRELATED_PENALTY
+        symptoms = [s for i, s in enumerate(real) if explained_by.get(i) in fs]
+        out.append(Ranked(cause=cause, score=round(min(score, 0.99), 3), findings=fs, symptoms=symptoms))
+    out.sort(key=lambda r: (-r.score, -max(table.rank(f.get("strength")) for f in r.findings)))
+    return out

@@ -1,0 +1,143 @@
+"""Read tool: what evidence was read, what could not be, and what the snapshot says about named subjects.
+
+"healthy" is a claim (DESIGN.md): it needs the evidence a question depends on to have been read. This
+tool tells a model what was read (record counts per evidence family), what could not be read (file or
+fetch or check, and why), and for each subject the question names (a job, node, pod) whether anything
+is known of it and its state — so an answer can say "job 73590 is pending on Priority" or "nothing was
+recorded about gpu005" instead of guessing.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from tools.facts import Facts
+from tools.facts.queries import job_state
+from tools.read.context import ReadContext
+
+__all__ = ["EvidenceCoverage", "SubjectStatus", "UnreadableBrief", "get_evidence_coverage", "FAMILIES"]
+
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "scheduler_jobs": ("jobs",),
+    "scheduler_nodes": ("nodes", "node_reasons"),
+    "accounting": ("acct",),
+    "gpu_metrics": ("gpu_samples", "gpu_status"),
+    "kernel_logs": ("kernel_events",),
+    "job_logs": ("job_logs",),
+    "lustre": ("md_stats", "job_stats", "lfs_df"),
+    "kubernetes": ("k8s_nodes", "k8s_pods", "k8s_events"),
+}
+"""Evidence families and the Facts lists that hold them."""
+
+_FAMILY_FORMATS: dict[str, tuple[str, ...]] = {
+    "scheduler_jobs": ("squeue-json", "squeue-text", "scontrol-job-text"),
+    "scheduler_nodes": ("sinfo-json", "sinfo-text", "sinfo-reasons-text", "scontrol-node-text"),
+    "accounting": ("sacct-json", "sacct-text"),
+    "gpu_metrics": ("dcgm-prometheus-text", "prometheus-query-json", "nvidia-smi-csv", "nvidia-smi-q"),
+    "kernel_logs": ("kernel-log",),
+    "job_logs": ("job-log",),
+    "lustre": ("lctl-md-stats", "lctl-job-stats", "lfs-df", "lfs-df-inodes"),
+    "kubernetes": ("k8s-json", "k8s-events-text"),
+}
+
+
+class UnreadableBrief(BaseModel):
+    """One piece of evidence that could not be read."""
+
+    what: str
+    """The file, command or check."""
+    kind: str
+    reason: str
+
+
+class SubjectStatus(BaseModel):
+    """What the evidence says about one subject the question names."""
+
+    subject: str
+    known: bool
+    """False when no record of it was read (a job absent from queue and accounting, an unknown node)."""
+    kind: str | None = None
+    """``job``, ``node``, ``k8snode`` or ``pod``."""
+    state: str | None = None
+    """Its state as read (``PENDING (Priority)``, ``MIXED``, ``Running``)."""
+
+
+class EvidenceCoverage(BaseModel):
+    """Counts only: sizes stay constant whatever the cluster size."""
+
+    read: dict[str, int]
+    """Records read per evidence family (0 = nothing of that kind was read)."""
+    collected: dict[str, int]
+    """Files collected per evidence family, readable or not."""
+    unreadable_total: int
+    unreadable: list[UnreadableBrief] = Field(default_factory=list)
+    """At most 10."""
+    nothing_read: bool
+    """True when not one record of any family was read: there is no evidence to answer from."""
+    subjects: list[SubjectStatus] = Field(default_factory=list)
+
+
+def _subject(facts: Facts, raw: str) -> SubjectStatus:
+    name = raw.split(":", 1)[-1]
+    job = facts.job(name)
+    if job is not None or facts.acct_job(name) is not None:
+        state = job_state(facts, name)
+        reason = job.reason if job is not None and job.state == "PENDING" else None
+        return SubjectStatus(subject=raw, known=True, kind="job", state=f"{state} ({reason})" if reason else state)
+    node = facts.node(name)
+    if node is not None:
+        return SubjectStatus(subject=raw, known=True, kind="node", state="+".join([node.state or "UNKNOWN", *node.flags])
+                             + (f" Reason={node.reason}" if node.reason else ""))
+    k = facts.k8s_node(name)
+    if k is not None:
+        return SubjectStatus(subject=raw, known=True, kind="k8snode",
+                             state=f"Ready={k.ready_status}" + (" cordoned" if k.unschedulable else ""))
+    short = name.rsplit("/", 1)[-1]
+    pod = next((p for p in facts.k8s_pods if p.name == short), None)
+    if pod is not None:
+        return SubjectStatus(subject=raw, known=True, kind="pod", state=pod.phase)
+    low = name.lower()
+    targets = facts.cached("lustre_names", lambda: {t.lower() for t in [m.target for m in facts.md_stats]
+                                                    + [e.target for e in facts.job_stats]
+                                                    + [r.uuid.removesuffix("_UUID") for r in facts.lfs_df]}
+                           | {(r.fs or "").lower() for r in facts.lfs_df})
+    if low in targets:
+        return SubjectStatus(subject=raw, known=True, kind="fs")
+    if facts.jobs_of_user(name) or facts.acct_of_user(name):
+        return SubjectStatus(subject=raw, known=True, kind="user")
+    partitions = facts.cached("partitions", lambda: {p.lower() for n in facts.nodes for p in n.partitions})
+    if low in partitions:
+        return SubjectStatus(subject=raw, known=True, kind="partition")
+    if any(j.name == name for j in facts.jobs) or any(r.name == name for r in facts.acct_jobs()):
+        return SubjectStatus(subject=raw, known=True, kind="job_name")
+    seen = bool(facts.kernel_events_on(name)) or bool(facts.job_events(name))
+    return SubjectStatus(subject=raw, known=seen, kind=_guess(facts, name) if not seen else None, state=None)
+
+
+def _guess(facts: Facts, name: str) -> str | None:
+    """``job`` for a job-id-like subject, ``node`` when it looks like the cluster's node names (same
+    leading letters as a known node), else None (a word of the question that names nothing here)."""
+    if name.replace("_", "").isdigit():
+        return "job"
+    stem = name.rstrip("0123456789-").lower()
+    if stem and any(n.lower().startswith(stem) for n in list(facts.node_names())[:10_000]):
+        return "node"
+    return None
+
+
+def get_evidence_coverage(ctx: ReadContext, *, subjects: list[str] | None = None) -> EvidenceCoverage:
+    """Which kinds of evidence were read (records per family: scheduler jobs and nodes, accounting, GPU
+    metrics, kernel logs, job logs, Lustre, Kubernetes), which files/fetches/checks could not be read and
+    why (at most 10 listed), and for each of ``subjects`` (at most 10: job ids, node or pod names the
+    question names) whether it is known and its state."""
+    facts = ctx.facts
+    _ = ctx.findings  # checks that raise are recorded as unreadable too
+    read = {fam: sum(len(getattr(facts, f)) for f in fields) for fam, fields in FAMILIES.items()}
+    collected = {fam: sum(1 for a in facts.artifacts if a.format in fmts) for fam, fmts in _FAMILY_FORMATS.items()}
+    slurm_said = len(facts.slurm_errors)
+    return EvidenceCoverage(
+        read=read, collected=collected, unreadable_total=len(facts.unreadable),
+        unreadable=[UnreadableBrief(what=u.where(), kind=u.kind, reason=u.reason[:200]) for u in facts.unreadable[:10]],
+        nothing_read=not any(read.values()) and not slurm_said,
+        subjects=[_subject(facts, s) for s in (subjects or [])[:10]],
+    )
