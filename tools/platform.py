@@ -16,7 +16,8 @@ from tools.facts import Facts
 from tools.facts.queries import affected_jobs, newest_checkpoint
 from tools.models.findings import ActionSpec
 
-__all__ = ["PlatformName", "NodeRef", "platform_of", "node_ref", "take_out_of_service", "victims", "resubmit_specs"]
+__all__ = ["PlatformName", "NodeRef", "platform_of", "node_ref", "take_out_of_service", "victims", "resubmit_specs",
+           "job_culprits_collapsed"]
 
 PlatformName = Literal["slurm", "kubernetes"]
 
@@ -92,6 +93,21 @@ def victims(facts: Facts, ref: NodeRef, reason: str, *, since: datetime | None =
     if ref.platform == "kubernetes":
         pods = [p for p in facts.pods_on(ref.name) if p.gpu_request and p.phase in _POD_ACTIVE]
         return [f"pod:{p.namespace}/{p.name}" for p in pods[:max_pods]], []
-    ids = jobs if jobs is not None else affected_jobs(facts, [ref.name], since=since)
-    culprits = [f"job:{j}" for j in dict.fromkeys(ids)]
-    return culprits, resubmit_specs(facts, list(dict.fromkeys(ids)), [ref.name], reason)
+    ids = list(dict.fromkeys(jobs if jobs is not None else affected_jobs(facts, [ref.name], since=since)))
+    return job_culprits_collapsed(ids), resubmit_specs(facts, ids, [ref.name], reason)
+
+
+def job_culprits_collapsed(ids: list[str], *, max_tasks: int = 1) -> list[str]:
+    """``job:<id>`` culprits, with the tasks of one array named by the array (``job:90311`` for
+    ``90311_479``, ``90311_480`` ...) when more than ``max_tasks`` of its tasks are hit."""
+    arrays: dict[str, list[str]] = {}
+    for j in ids:
+        if "_" in j:
+            arrays.setdefault(j.split("_", 1)[0], []).append(j)
+    out: list[str] = []
+    for j in ids:
+        base = j.split("_", 1)[0]
+        name = base if "_" in j and len(arrays.get(base, [])) > max_tasks else j
+        if f"job:{name}" not in out:
+            out.append(f"job:{name}")
+    return out

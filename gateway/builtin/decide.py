@@ -86,10 +86,18 @@ def _gaps(coverage: dict[str, Any] | None) -> list[str]:
     return gaps
 
 
-def _cause_answer(top: Ranked, others: list[Ranked], lead: list[str], entities: set[str]) -> dict[str, Any]:
+def _cause_answer(top: Ranked, others: list[Ranked], lead: list[str], entities: set[str],
+                  table: Precedence) -> dict[str, Any]:
     # What the question names first: of several findings of this cause, those about its subjects (the
-    # other jobs blocked the same way are not what was asked, and get no action).
-    chosen = [f for f in top.findings if mentions(f, entities)] or top.findings
+    # other jobs blocked the same way are not what was asked, and get no action) — and the fault itself
+    # where it sits on a node or file system with evidence at least as strong (the asked job's NCCL
+    # errors and the link that flapped under it).
+    named = [f for f in top.findings if mentions(f, entities)]
+    if named:
+        floor = max(table.rank(f.get("strength")) for f in named)
+        named += [f for f in top.findings if f not in named and table.rank(f.get("strength")) >= floor
+                  and any(c.startswith(("node:", "k8snode:", "fs:", "mdt:", "ost:")) for c in f.get("culprits", []))]
+    chosen = named or top.findings
     top = Ranked(cause=top.cause, score=top.score, findings=chosen, symptoms=top.symptoms)
     culprits: list[str] = []
     evidence: list[dict[str, Any]] = []
@@ -123,7 +131,7 @@ def decide(question: str, findings: list[dict[str, Any]], table: Precedence | No
         lead.insert(0, "That question is outside what Warden answers (the operation of GPU/HPC clusters); "
                        "about the cluster itself")
     if ranked and ranked[0].score >= HEALTHY_BELOW and not (coverage or {}).get("nothing_read"):
-        return _cause_answer(ranked[0], ranked[1:], lead, entities)
+        return _cause_answer(ranked[0], ranked[1:], lead, entities, table)
     unexplained = [f for f in findings if f.get("root_cause") == "inconclusive"]
     weak = [r for r in ranked if r.score < HEALTHY_BELOW]
     gaps = _gaps(coverage)

@@ -19,6 +19,7 @@ from tools.checks.checkpoint_corrupt import CheckpointConfig, check_checkpoint_l
 from tools.checks.controller import ControllerConfig, check_controller_unreachable
 from tools.checks.fs_unavailable import FsUnavailableConfig, check_fs_unavailable
 from tools.checks.gpu_oom import GpuOomConfig, check_job_cuda_oom
+from tools.checks.gpu_pcie_link import PcieLinkConfig, check_gpu_pcie_link
 from tools.checks.gpu_straggler import StragglerConfig, check_gpu_straggler
 from tools.checks.gpu_throttle import ThrottleConfig, check_gpu_thermal_throttle
 from tools.checks.gpu_xid import XidConfig, check_gpu_xid
@@ -61,6 +62,9 @@ _K8S = ("k8s_nodes", "k8s_pods", "k8s_events")
 CHECKS: dict[str, CheckSpec[Any]] = {
     "gpu_xid": CheckSpec(check_gpu_xid, XidConfig, "GPU hardware faults: Xids, lost GPUs, DCGM fault fields, CUDA hardware errors",
                          needs=_LOGS + _GPU + ("k8s_events",)),
+    "gpu_pcie_link": CheckSpec(check_gpu_pcie_link, PcieLinkConfig,
+                               "a GPU's PCIe link trained narrower/slower than it can run, or replaying packets",
+                               needs=("gpu_status", "gpu_samples", "kernel_events")),
     "interconnect_link_down": CheckSpec(check_interconnect_link_down, InterconnectConfig,
                                         "InfiniBand/RoCE link down or flapping, NVLink errors, IB counters, NIC transport errors",
                                         needs=_LOGS + ("gpu_samples",)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tools.checks.base import CheckConfig
+from tools.checks.base import kernel_evidence
 from tools.facts import Facts
 from tools.knowledge.precedence import confidence
 from tools.models.logs import SlurmMessageEvent
@@ -33,15 +34,19 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
     log_lines = [e for e in messages if e.what == "controller_unreachable"
                  or "unable to contact slurm controller" in e.message.lower()]
     down = [e for e in messages if e.what == "controller_ping" and e.state == "DOWN"]
-    if not errors and not log_lines and not down:
+    killed = [e for e in facts.kernel_events_of("oom_kill") if (e.process or "") in ("slurmctld", "slurmdbd")]
+    if not errors and not log_lines and not down and not killed:
         return []
-    hosts = sorted({e.controller for e in down if e.controller})
+    hosts_killed = sorted({e.node for e in killed if e.node and e.process == "slurmctld"})
+    hosts = sorted({e.controller for e in down if e.controller} | set(hosts_killed))
     evidence = [Evidence(text=e.message[:300], file=e.path) for e in errors[:4]]
     evidence += [Evidence(text=e.message[:300], file=e.file, line=e.line) for e in (down[:2] + log_lines[:3])]
+    evidence += [kernel_evidence(e) for e in killed[:2]]
     return [Finding(
         check="controller_unreachable", root_cause="controller_unreachable",
         message=f"{len(errors)} recorded Slurm command(s) and {len(log_lines)} log line(s) could not reach slurmctld"
-        + (f"; scontrol ping reports slurmctld on {', '.join(hosts)} DOWN" if hosts else ""),
+        + (f"; slurmctld on {', '.join(hosts)} is down" if hosts else "")
+        + (f" (the kernel OOM killer ended {', '.join(sorted({e.process or '?' for e in killed}))})" if killed else ""),
         culprits=[f"node:{h}" for h in hosts], evidence=evidence,
         strength="state" if (errors or hosts) else "symptom",
         confidence=confidence("state" if (errors or hosts) else "symptom", corroborated=bool(errors and (hosts or log_lines))),

@@ -16,10 +16,10 @@ from tools.platform import node_ref, take_out_of_service
 
 __all__ = ["FsUnavailableConfig", "check_fs_unavailable"]
 
-_LUSTRE_BAD = ("connection_lost", "evicted", "request_timeout", "lnet_timeout", "op_failed")
+_LUSTRE_BAD = ("connection_lost", "evicted", "request_timeout", "lnet_timeout", "op_failed", "mount_failed")
 _FS_BAD = ("expelled", "lost_connection", "stale_handle", "unmounted", "not_mounted", "not_responding",
            "not_started", "io_error", "quorum_lost")
-_CLIENT_ONLY = ("not_started", "not_mounted", "unmounted", "expelled", "stale_handle")
+_CLIENT_ONLY = ("not_started", "not_mounted", "unmounted", "expelled", "stale_handle", "mount_failed")
 """States that describe this node's client, whatever the others do."""
 
 
@@ -33,7 +33,15 @@ class FsUnavailableConfig(CheckConfig):
     (drain them); above it, the servers or LNet are at fault."""
 
 
+_MOUNT_ROOTS = ("/gpfs/", "/lustre/", "/mnt/", "/fs/")
+
+
 def _fs_name(ev: object) -> str | None:
+    if isinstance(ev, FsErrorEvent) and ev.path:
+        for root in _MOUNT_ROOTS:  # /gpfs/<fs>/..., /lustre/<fs>/...: the site's mount convention
+            if ev.path.startswith(root):
+                return ev.path[len(root):].split("/", 1)[0] or None
+        return None
     if isinstance(ev, LustreEvent):
         target = ev.target or ""
         for sep in ("-OST", "-MDT", "-MGS"):
@@ -153,7 +161,7 @@ def _client_only(e: object) -> bool:
     """An error about this node's own client: a client-only state, or a stale handle / lost transport the
     job saw (the node's mount is stale or gone; servers that are down time out instead)."""
     if isinstance(e, FsErrorEvent):
-        return e.error in ("ESTALE", "ENOTCONN")
+        return e.error in ("ESTALE", "ENOTCONN", "ENOENT_MOUNT")
     return getattr(e, "state", None) in _CLIENT_ONLY
 
 

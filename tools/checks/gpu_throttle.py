@@ -31,6 +31,41 @@ class ThrottleConfig(CheckConfig):
     """Thresholds for throttling."""
 
     hot_temp_c: float = 85.0
+    low_power_limit_ratio: float = 0.85
+    """A node whose GPUs' power limit is below this share of its peers' median is power-capped by setting."""
+    slow_clock_ratio: float = 0.9
+    """SM clock below this share of the peers' median makes a node's SW power cap an outlier, not load."""
+
+
+_SW_POWER_CAP = 0x4
+_POWER_LIMIT_FIELDS = ("DCGM_FI_DEV_POWER_MGMT_LIMIT", "DCGM_FI_DEV_ENFORCED_POWER_LIMIT")
+
+
+def _power_cap_outliers(facts: Facts, cfg: ThrottleConfig, clocks: dict[str, float]) -> dict[str, str]:
+    """node -> reason for nodes held down by power *settings*: a power limit well below the peers'
+    (``nvidia-smi -pl`` left low), or the SW power-cap bit on a node whose peers, under the same load, run
+    without it and faster. The SW power cap alone is normal at full load and is not counted."""
+    out: dict[str, str] = {}
+    for field in _POWER_LIMIT_FIELDS:
+        limits = node_means(facts, field)
+        if len(limits) >= 2:
+            median = sorted(limits.values())[len(limits) // 2]
+            for node, watts in limits.items():
+                if median and watts < cfg.low_power_limit_ratio * median:
+                    out[node] = f"power limit {watts:.0f} W (peers {median:.0f} W)"
+            break
+    capped: dict[str, int] = {}
+    for s in facts.samples(*_REASON_FIELDS):
+        if s.node:
+            capped[s.node] = capped.get(s.node, 0) + (1 if int(s.value) & _SW_POWER_CAP else 0)
+    free = [n for n, k in capped.items() if k == 0]
+    for node, k in capped.items():
+        if k and free and node in clocks and node not in out:
+            peers = [clocks[n] for n in free if n in clocks]
+            peer = sorted(peers)[len(peers) // 2] if peers else None
+            if peer and clocks[node] < cfg.slow_clock_ratio * peer:
+                out[node] = "SW power cap on this node only"
+    return out
 
 
 def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Finding]:
@@ -65,6 +100,9 @@ def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Findin
         if s.node and s.value >= cfg.hot_temp_c:
             hot_max[s.node] = max(hot_max.get(s.node, 0.0), s.value)
     clocks = node_means(facts, SM_CLOCK)
+    power_outliers = _power_cap_outliers(facts, cfg, clocks)
+    for node, why in power_outliers.items():
+        reasons[node].add(why)
     findings: list[Finding] = []
     for node in sorted(set(reasons) | set(hot_max)):
         evidence: list[Evidence] = []

@@ -23,8 +23,8 @@ from tools.facts import Facts
 from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_event_time, rank_node
 from tools.knowledge.dcgm import gpu_fault_samples
 from tools.knowledge.precedence import confidence
-from tools.knowledge.xid import HARDWARE_XIDS, RECOVERY_XID, recovery_action
-from tools.models.findings import Evidence, Finding
+from tools.knowledge.xid import HARDWARE_XIDS, RECOVERY_XID, recovery_action, xid_class
+from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import CudaErrorEvent, XidEvent
 from tools.platform import node_ref, take_out_of_service, victims
 
@@ -38,6 +38,9 @@ class XidConfig(CheckConfig):
 
     hardware_xids: frozenset[int] = Field(default=HARDWARE_XIDS)
     min_events: int = 1
+    repeat_processes: int = 2
+    """Different processes (or jobs) the same GPU (or node) fails with application-class errors before
+    the GPU, not the programs, is suspected."""
 
 
 @dataclass
@@ -122,6 +125,40 @@ def _cuda_errors(facts: Facts, nodes: dict[str, _Node]) -> None:
             n.jobs.append(e.job)
 
 
+def _repeat_app_faults(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
+    """The same GPU faulting for different programs: application-class Xids (13, 31, 43 ...) on one GPU
+    from ``repeat_processes`` or more different processes, or the program kind of CUDA error (illegal
+    memory access ...) in the logs of that many different jobs on one node. Each alone is a bug in the
+    program; the same GPU failing different programs is the GPU."""
+    pids: dict[tuple[str, str], set[int]] = defaultdict(set)
+    first: dict[tuple[str, str], XidEvent] = {}
+    for ev in facts.kernel_events_of("xid"):
+        if isinstance(ev, XidEvent) and ev.node and xid_class(ev.xid) == "application" and ev.pid is not None:
+            key = (ev.node, ev.pci or "?")
+            pids[key].add(ev.pid)
+            first.setdefault(key, ev)
+    for (node, pci), seen in pids.items():
+        if len(seen) >= cfg.repeat_processes:
+            nodes[node].symptoms.append(kernel_evidence(first[(node, pci)]))
+            nodes[node].what.add(f"application Xid {first[(node, pci)].xid} on GPU {pci} for {len(seen)} processes")
+    jobs: dict[str, set[str]] = defaultdict(set)
+    sample: dict[str, CudaErrorEvent] = {}
+    for e in facts.job_events_of("cuda_error"):
+        if isinstance(e, CudaErrorEvent) and e.category == "application" and e.job:
+            allocated = job_nodes(facts, e.job)
+            node = e.host if e.host in allocated else (allocated[0] if len(allocated) == 1 else None)
+            if node is None and e.rank is not None:
+                node = rank_node(facts, e.job, e.rank)
+            if node:
+                jobs[node].add(e.job)
+                sample.setdefault(node, e)
+    for node, ids in jobs.items():
+        if len(ids) >= cfg.repeat_processes:
+            nodes[node].symptoms.append(log_evidence(sample[node]))
+            nodes[node].what.add(f"'{clip(sample[node].error, 50)}' in {len(ids)} different jobs")
+            nodes[node].jobs += [j for j in sorted(ids) if j not in nodes[node].jobs]
+
+
 def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
     """One gpu_hardware_fault Finding per node with GPU hardware evidence (see the module docstring).
 
@@ -133,6 +170,7 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
     _metrics(facts, cfg, nodes)
     _k8s_events(facts, cfg, nodes)
     _cuda_errors(facts, nodes)
+    _repeat_app_faults(facts, cfg, nodes)
     findings: list[Finding] = []
     for name, n in nodes.items():
         if not name or len(n.direct) + len(n.symptoms) < cfg.min_events:
@@ -153,6 +191,8 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
             culprits=[ref.culprit, *culprits],
             evidence=(n.direct + n.symptoms)[:6],
             strength=strength, confidence=confidence(strength, corroborated=corroborated),
-            suggested_actions=take_out_of_service(facts, ref, reason) + follow,
+            # Suspected from symptoms only: a diagnostic confirms it (while the node can still start one).
+            suggested_actions=([] if direct else [ActionSpec(type="run_gpu_diagnostic", node=name, reason=reason)])
+            + take_out_of_service(facts, ref, reason) + follow,
         ))
     return findings

@@ -11,7 +11,11 @@ from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import OomKillEvent
 
-__all__ = ["HostOomConfig", "check_node_host_oom"]
+__all__ = ["HostOomConfig", "check_node_host_oom", "SERVICE_DAEMONS"]
+
+SERVICE_DAEMONS = frozenset({"slurmctld", "slurmdbd", "slurmd", "mariadbd", "mysqld", "munged", "slurmrestd",
+                             "kube-apiserver", "etcd"})
+"""Cluster services, not jobs: their OOM kill takes the service down (controller_unreachable and the like)."""
 
 
 class HostOomConfig(CheckConfig):
@@ -38,7 +42,7 @@ def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
     """
     kills: dict[str, list[OomKillEvent]] = defaultdict(list)
     for ev in facts.kernel_events_of("oom_kill"):
-        if ev.node:
+        if ev.node and (ev.process or "") not in SERVICE_DAEMONS:  # a killed slurmctld is the controller's story
             kills[ev.node].append(ev)
     oom_jobs = {r.job_id for r in facts.acct_jobs() if (r.state or "").startswith("OUT_OF_MEMORY")}
     findings: list[Finding] = []

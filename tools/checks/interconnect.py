@@ -37,8 +37,9 @@ class InterconnectConfig(CheckConfig):
     port that went down once and came back up (link training at boot, a reseated cable) is not a
     fault; one still down is, however often it went down."""
     nvlink_xids: frozenset[int] = Field(default=NVLINK_XIDS)
-    min_counter_increase: float = 1.0
-    """Growth of an IB link-fault counter (link downed, symbol errors ...) within the query window."""
+    min_counter_increase: float = 10.0
+    """Growth of an IB error counter (symbol errors, receive errors ...) within the query window; link-downed
+    counts are judged like kernel link-down lines (``flap_downs``)."""
     nvlink_recovery_errors: float = 1.0
     """DCGM NVLink recovery errors on one GPU that make its link faulty."""
 
@@ -92,21 +93,34 @@ def _kernel_links(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]
             n.direct = True
 
 
-def _transport(facts: Facts, nodes: dict[str, _Node]) -> None:
-    """NCCL/UCX events a host printed about its own NIC (a port error, retries exceeded)."""
+def _transport(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]) -> None:
+    """NCCL/UCX events a host printed about its own NIC (a port error, retries exceeded). A port error
+    followed by ``port active`` on the same host and device is a recovered flap: counted only when it
+    recurred ``flap_downs`` times (every rank prints the same event once: one episode)."""
+    by_port: dict[tuple[str, str], list[NetEvent]] = defaultdict(list)
     for ev in facts.job_events_of("net_event"):
-        if not isinstance(ev, NetEvent) or not ev.fatal:
-            continue
-        host = ev.host if ev.host and (facts.node(ev.host) or ev.host in job_nodes(facts, ev.job or "")) else None
+        if not isinstance(ev, NetEvent) or not ev.local:
+            continue  # "retries exceeded" blames the far end, whose port the kernel lines name
+        allocated = job_nodes(facts, ev.job or "")
+        host = ev.host if ev.host and (facts.node(ev.host) or ev.host in allocated) else None
         if host is None:
-            allocated = job_nodes(facts, ev.job or "")
             host = allocated[0] if len(allocated) == 1 else None
-        if host is None:
-            continue
+        if host is not None:
+            by_port[(host, ev.device or "")].append(ev)
+    for (host, _device), events in by_port.items():
+        events.sort(key=lambda e: (e.file, e.line))
+        episodes, down = 0, False
+        for e in events:
+            if e.fatal and not down:
+                episodes += 1
+            down = e.fatal
+        if not episodes or (not down and episodes < cfg.flap_downs):
+            continue  # came back and did not recur
+        fatal = [e for e in events if e.fatal]
         n = nodes[host]
-        n.events.append(ev)
-        n.evidence.append(log_evidence(ev))
-        n.what.add(f"{ev.transport} {ev.what}" + (f" on {ev.device}" if ev.device else ""))
+        n.events += fatal
+        n.evidence += [log_evidence(e) for e in fatal[:3]]
+        n.what |= {f"{e.transport} {e.what}" + (f" on {e.device}" if e.device else "") for e in fatal[:2]}
 
 
 def _counters(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]) -> None:
@@ -119,10 +133,11 @@ def _counters(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]) ->
     for (node, name, port), points in series.items():
         points.sort()
         grew = points[-1][1] - points[0][1] if len(points) >= 2 else 0.0
-        if grew >= cfg.min_counter_increase:
+        limit = cfg.flap_downs if name == "node_infiniband_link_downed_total" else cfg.min_counter_increase
+        if grew >= limit:
             n = nodes[node]
             n.evidence.append(Evidence(text=f"{name} on {node} {port} grew by {grew:g} in the window "
-                                            f"(threshold {cfg.min_counter_increase:g})", metric=name, value=grew,
+                                            f"(threshold {limit:g})", metric=name, value=grew,
                                        unit="count"))
             n.what.add(f"IB {IB_COUNTER_FIELDS[name]} on {port}")
             n.direct = True
@@ -143,7 +158,7 @@ def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[
     """
     nodes: dict[str, _Node] = defaultdict(_Node)
     _kernel_links(facts, cfg, nodes)
-    _transport(facts, nodes)
+    _transport(facts, cfg, nodes)
     _counters(facts, cfg, nodes)
     findings: list[Finding] = []
     for node, n in nodes.items():

@@ -7,6 +7,7 @@ from tools.facts import Facts
 from tools.knowledge.precedence import confidence
 from tools.knowledge.scheduler import hold_kind
 from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.models.slurm import SlurmJob
 
 __all__ = ["JobHeldConfig", "check_job_held"]
 
@@ -24,11 +25,15 @@ class JobHeldConfig(CheckConfig):
     report_user_holds: bool = True
 
 
-def _actions(job_id: str, kind: str, reason: str) -> list[ActionSpec]:
+def _actions(job: SlurmJob, kind: str, reason: str) -> list[ActionSpec]:
+    job_id = job.job_id
     if kind == "system":
         return [ActionSpec(type="release_job", job=job_id, reason="launch failed and Slurm held the requeued job")]
     if kind == "constraints":
-        return [ActionSpec(type="update_job", job=job_id, reason="the job's --constraint matches no node; change it"),
+        # After a node-failure requeue Slurm can keep constraints of the lost allocation; re-setting the
+        # node count (scontrol update NumNodes=) makes it evaluate the job afresh (SchedMD bug reports).
+        return [ActionSpec(type="update_job", job=job_id, num_nodes=job.num_nodes,
+                           reason="requeued job stuck on BadConstraints: re-set its node count"),
                 ActionSpec(type="notify_owner", job=job_id, reason=f"job held: {reason}")]
     return [ActionSpec(type="notify_owner", job=job_id, reason=f"job is {_WHY[kind]} ({reason})")]
 
@@ -57,6 +62,6 @@ def check_job_held(facts: Facts, cfg: JobHeldConfig) -> list[Finding]:
             # A person's hold is their choice, not a fault: it answers a question about the job, no more.
             strength="state", confidence=confidence("state", corroborated=job.priority == 0,
                                                     informational=kind in ("user", "admin")),
-            suggested_actions=_actions(job.job_id, kind, reason),
+            suggested_actions=_actions(job, kind, reason),
         ))
     return findings

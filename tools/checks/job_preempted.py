@@ -6,11 +6,12 @@ from collections import defaultdict
 
 from tools.checks.base import CheckConfig, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import newest_checkpoint
+from tools.facts.queries import job_state, newest_checkpoint
 from tools.knowledge.precedence import confidence
 from tools.knowledge.scheduler import is_preempted_requeue
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import SlurmMessageEvent
+from tools.platform import resubmit_specs
 
 __all__ = ["JobPreemptedConfig", "check_job_preempted"]
 
@@ -50,13 +51,17 @@ def check_job_preempted(facts: Facts, cfg: JobPreemptedConfig) -> list[Finding]:
             continue
         ckpt = newest_checkpoint(facts, job)
         back = "requeued by preemption" if job in requeued else "ended by preemption"
+        # Requeued (PreemptMode=REQUEUE): Slurm runs it again by itself. Cancelled: it is gone, and a new
+        # job from its newest checkpoint is what gets the work going again (none excluded: no node is at fault).
+        again = [] if job in requeued or job_state(facts, job) == "PENDING" else resubmit_specs(
+            facts, [job], [], f"job {back}")
         findings.append(Finding(
             check="job_preempted", root_cause="job_preempted",
             message=f"job {job} was {back} (a higher-priority job took its nodes), not by a fault"
             + (f"; newest checkpoint {ckpt}" if ckpt else "; no checkpoint named in its logs"),
             culprits=[f"job:{job}"], evidence=ev[:4],
             strength="state", confidence=confidence("state", corroborated=len(ev) >= 2),
-            suggested_actions=[ActionSpec(type="notify_owner", job=job, checkpoint=ckpt,
-                                          reason=f"job {back}" + (f"; resume from {ckpt}" if ckpt else ""))],
+            suggested_actions=again + ([] if any(a.type == "notify_owner" for a in again) else [ActionSpec(
+                type="notify_owner", job=job, checkpoint=ckpt, reason=f"job {back}" + (f"; resume from {ckpt}" if ckpt else ""))]),
         ))
     return findings

@@ -14,16 +14,14 @@ from tools.checks.k8s_evidence import (
     pod_events,
 )
 from tools.facts import Facts
+from tools.knowledge.gpu_stack import NODE_STACK_ERROR
 from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.k8s import K8sContainerStatus, K8sPod
 
 __all__ = ["K8sCrashLoopConfig", "check_k8s_crash_loop"]
 
-_NO_GPU_RUNTIME = re.compile(
-    r"Found no NVIDIA driver|no CUDA-capable device is detected|CUDA driver version is insufficient"
-    r"|nvidia-container-cli: [a-z ]*error|Failed to initialize NVML|libcuda\.so[^\n]{0,40}(?:not found|cannot open)",
-    re.IGNORECASE)
+_NO_GPU_RUNTIME = NODE_STACK_ERROR
 """The container could not reach the node's GPU driver: the node's runtime/toolkit, not the app."""
 _CUDA_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED",
                        re.IGNORECASE)

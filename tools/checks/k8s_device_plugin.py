@@ -22,6 +22,7 @@ from tools.checks.k8s_evidence import (
     xid_evidence,
 )
 from tools.facts import Facts
+from tools.knowledge.gpu_stack import stack_problem
 from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.k8s import K8sPod
@@ -99,8 +100,14 @@ def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Fi
             evidence += [event_evidence(e) for e in pod_events(facts, pod.namespace, pod.name) if e.reason == "BackOff"][:1]
         where = f"node {name}" if name else "unscheduled GPU-stack pods"
         cordon = name is not None and not (node is not None and node.unschedulable)
+        # A validator or plugin failing because the node's driver stack is broken (Fabric Manager down,
+        # no driver, NVML mismatch) points under the plugin: the node's software.
+        said = " ".join(m for p, _ in failing for c in p.containers for m in (c.state_message, c.last_terminated_message) if m)
+        below = stack_problem(said)
+        if below:
+            parts.append(f"the GPU stack pods report: {below}")
         findings.append(Finding(
-            check="k8s_device_plugin", root_cause="device_plugin_failure",
+            check="k8s_device_plugin", root_cause="node_software_fault" if below else "device_plugin_failure",
             message=f"{where}: " + "; ".join(parts),
             culprits=([node_culprit(name)] if name else []) + [pod_culprit(p) for p, _ in failing],
             evidence=evidence[:5],

@@ -60,18 +60,22 @@ def _elapsed(facts: Facts, e: JobStatsEntry) -> float | None:
     return None
 
 
-def _delta(older: MdtStats, newer: MdtStats) -> tuple[float, int] | None:
-    """(ops/s, ops) between two samples of one MDT's md_stats; None when they do not make a window."""
+def _delta(older: MdtStats, newer: MdtStats) -> tuple[float, int, float | None] | None:
+    """(ops/s, ops, mean service time in us or None) between two samples of one MDT's md_stats; None
+    when they do not make a window (same moment, or the stats were cleared in between)."""
     if older.snapshot_time_s is None or newer.snapshot_time_s is None:
         return None
     span = newer.snapshot_time_s - older.snapshot_time_s
     ops = _md_ops(newer.counters) - _md_ops(older.counters)
-    if span <= 0 or ops < 0:  # same moment, or the stats were cleared in between
+    if span <= 0 or ops < 0:
         return None
-    return ops / span, ops
+    us_new, n_new = _service_us(newer.counters, {k: v for k, v in newer.sums.items() if newer.units.get(k) == "usecs"})
+    us_old, n_old = _service_us(older.counters, {k: v for k, v in older.sums.items() if older.units.get(k) == "usecs"})
+    svc = (us_new - us_old) / (n_new - n_old) if n_new > n_old and us_new >= us_old else None
+    return ops / span, ops, svc
 
 
-def _windowed(samples: list[MdtStats]) -> tuple[float, int] | None:
+def _windowed(samples: list[MdtStats]) -> tuple[float, int, float | None] | None:
     """The rate over the last two samples of one MDT (two reads of md_stats a few seconds apart)."""
     timed = sorted((m for m in samples if m.snapshot_time_s is not None), key=lambda m: m.snapshot_time_s or 0.0)
     return _delta(timed[-2], timed[-1]) if len(timed) >= 2 else None
@@ -104,7 +108,11 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
         # Without start/elapsed time (Lustre 2.12) the counters run since the MDT was mounted:
         # billions on any healthy MDS after weeks, so they say nothing about load now.
         if m.target in windowed:
-            rates[m.target] = windowed[m.target]  # two samples: the rate now, whatever the counters' age
+            # Two samples: the rate and service time now, whatever the counters' age.
+            rate, ops, svc = windowed[m.target]
+            rates[m.target] = (rate, ops)
+            if svc is not None:
+                service[m.target] = svc
         elif m.elapsed_s:
             rates[m.target] = (_md_ops(m.counters) / m.elapsed_s, _md_ops(m.counters))
     for target, entries in jobs_by_mdt.items():
@@ -136,7 +144,7 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
             limit += f", {cfg.slow_service_us:,.0f} us"
         evidence = [Evidence(text=f"{target}: {shown} of metadata operations", metric="md_stats", value=rate or ops,
                              unit="ops/s" if rate is not None else "ops")]
-        culprits = [f"fs:{fs}"]
+        culprits = [f"mdt:{target}", f"fs:{fs}"]
         actions: list[ActionSpec] = []
         entries = jobs_by_mdt.get(target, [])
         total = sum(_md_ops(e.ops) for e in entries)
@@ -159,6 +167,6 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
             check="mdt_metadata_storm", root_cause="metadata_wall",
             message=f"{target} serves {shown} (threshold {limit})",
             culprits=culprits, evidence=evidence, strength="direct",
-            confidence=confidence("direct", corroborated=len(culprits) > 1),
+            confidence=confidence("direct", corroborated=len(culprits) > 2),
             suggested_actions=actions))
     return findings

@@ -13,7 +13,7 @@ from tools.checks.base import CheckConfig, job_culprits, log_evidence
 from tools.facts import Facts
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Finding
-from tools.models.logs import JobLogEventBase, NcclRemoteErrorEvent, NcclTimeoutEvent
+from tools.models.logs import JobLogEventBase, NcclRemoteErrorEvent, NcclTimeoutEvent, NetEvent
 
 __all__ = ["NcclConfig", "check_nccl_collective_failure"]
 
@@ -37,15 +37,15 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
     Sources: job-log events nccl_timeout / nccl_remote_error / nccl_error.
     """
     by_job: dict[str, list[JobLogEventBase]] = defaultdict(list)
-    for ev in facts.job_events_of("nccl_timeout", "nccl_remote_error", "nccl_error"):
-        if ev.job:
-            by_job[ev.job].append(ev)
+    for ev in facts.job_events_of("nccl_timeout", "nccl_remote_error", "nccl_error", "net_event"):
+        if ev.job and not (isinstance(ev, NetEvent) and (ev.local or not ev.fatal)):
+            by_job[ev.job].append(ev)  # a transport that says the far end stopped answering: a remote error
     findings: list[Finding] = []
     for job, events in by_job.items():
         timeouts = [e for e in events if e.kind == "nccl_timeout"]
         # Only remote/network errors are evidence about the network; generic NCCL errors
         # ("terminate called after throwing DistBackendError") are the timeout's aftermath.
-        remote = [e for e in events if e.kind == "nccl_remote_error"]
+        remote = [e for e in events if e.kind in ("nccl_remote_error", "net_event")]
         others = [e for e in events if e.kind == "nccl_error"]
         ranks = {e.rank for e in timeouts if e.rank is not None}
         barrier_only = bool(timeouts) and all(_numel(e) == cfg.barrier_numel for e in timeouts)

@@ -52,7 +52,8 @@ def _blocking(reason: str) -> bool:
 
 def _actions(job: SlurmJob, reason: str, partition_nodes: int | None = None) -> list[ActionSpec]:
     low = reason.lower()
-    if "reserved for" in low or "maint" in low or "timelimit" in low.replace(" ", ""):
+    if "reserved for" in low or "maint" in low or "timelimit" in low.replace(" ", "") or "wallduration" in low \
+            or "maxwall" in low:
         return [ActionSpec(type="update_job", job=job.job_id,
                            reason="shorten the time limit so the job ends before the reservation starts")]
     if "nodelimit" in low.replace(" ", "") or "partitionconfig" in low.replace(" ", ""):
@@ -118,7 +119,8 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
                 p in reason.lower().replace(" ", "") for p in _PER_USER) else []),
             evidence=[Evidence(text=f"job {job.job_id} State=PENDING Reason={reason} NumNodes={job.num_nodes}{limit}",
                                metric="squeue")],
-            strength=strength, confidence=confidence(strength),
+            # Waiting its turn is the scheduler working as designed: explained, never a fault on its own.
+            strength=strength, confidence=confidence(strength, normal=strength == "heuristic"),
             suggested_actions=_actions(job, reason, _partition_size(facts, job.partition)),
         ))
     return findings

@@ -43,9 +43,12 @@ def check_job_timeout_without_checkpoint(facts: Facts, cfg: TimeoutConfig) -> li
         if e.job and e.job not in short and "time limit" in e.message.lower():
             timed_out.setdefault(e.job, []).append(log_evidence(e))
     findings: list[Finding] = []
+    logged = {s.job for s in facts.job_logs if s.job}
     for job, evidence in timed_out.items():
         if any(e.kind == "checkpoint_saved" for e in facts.job_events(job)):
             continue
+        if job not in logged:
+            continue  # no log was read: whether it saved a checkpoint is unknown, not "nothing"
         findings.append(Finding(
             check="job_timeout_without_checkpoint", root_cause="timeout_without_checkpoint",
             message=f"job {job} reached its time limit with no checkpoint saved: all its work is lost"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from urllib.parse import parse_qs, urlsplit
 
 from pydantic import BaseModel
 
@@ -42,6 +43,14 @@ def _route(rec: BaseModel) -> str:
     if isinstance(rec, JobLogEventBase):
         return "job_log_events"
     return _ROUTES.get(type(rec), "other")
+
+
+def _query_of(url: str | None) -> str | None:
+    """The PromQL ``query=`` of a recorded Prometheus API URL (at most 300 characters), or None."""
+    if not url or "query" not in url:
+        return None
+    values = parse_qs(urlsplit(url).query).get("query")
+    return values[0][:300] if values else None
 
 
 def _merge(existing: BaseModel, new: BaseModel) -> BaseModel:
@@ -90,7 +99,10 @@ def build_facts(artifacts: Iterable[RawArtifact], *, captured_at: datetime | Non
                                                job=art.job, command=art.command, reason=str(e)[:300]))
             continue
         info.records = len(records)
+        query = _query_of(art.url)
         for rec in records:
+            if query and isinstance(rec, MetricSample) and not rec.name:
+                rec.name = query  # a PromQL expression's result (rate(...), 100 - avg(...)) is named by it
             if isinstance(rec, SlurmJob):
                 jobs[rec.job_id] = _merge(jobs[rec.job_id], rec) if rec.job_id in jobs else rec
             elif isinstance(rec, SlurmNode):

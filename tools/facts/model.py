@@ -163,6 +163,26 @@ class Facts(BaseModel):
         wanted = set(kinds)
         return [e for e in self.job_log_events if e.kind in wanted]
 
+    def log_hosts(self, job: str) -> set[str]:
+        """Hosts a job's own log lines name as the printer (NCCL ``host:pid:tid``, UCX ``[host:pid:...]``):
+        where the job ran when the queue and accounting views do not say (sacct's default columns)."""
+        return self.cached("log_hosts", self._log_hosts).get(job, set())
+
+    def _log_hosts(self) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = defaultdict(set)
+        for e in self.job_log_events:
+            if e.job and getattr(e, "host", None):
+                out[e.job].add(e.host)
+        for s in self.job_logs:
+            if s.job:
+                out[s.job].update(s.hosts)
+        return dict(out)
+
+    def jobs_logged_on(self, node: str) -> list[str]:
+        """Jobs whose logs name ``node`` as a printing host (see ``log_hosts``)."""
+        return self.cached("jobs_logged_on", lambda: self._group(
+            list(self._log_hosts()), lambda j: self.log_hosts(j))).get(node, [])
+
     def samples(self, *names: str) -> list[MetricSample]:
         """GPU/Prometheus samples with one of these metric names."""
         by = self.cached("samples", lambda: self._group(self.gpu_samples, lambda s: [s.name]))

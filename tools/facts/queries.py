@@ -78,12 +78,16 @@ def job_state(facts: Facts, job_id: str) -> str:
 
 
 def job_nodes(facts: Facts, job_id: str) -> list[str]:
-    """The nodes the job ran on (queue view, else accounting)."""
+    """The nodes the job ran on (queue view, else accounting, else the known nodes its log lines name as
+    printing hosts)."""
     j = facts.job(job_id)
     if j and j.nodes:
         return j.nodes
     a = facts.acct_job(job_id)
-    return a.nodes if a else []
+    if a and a.nodes:
+        return a.nodes
+    known = facts.node_names()
+    return sorted(h for h in facts.log_hosts(job_id) if h in known or not known)
 
 
 def job_user(facts: Facts, job_id: str) -> str | None:
@@ -116,6 +120,15 @@ def affected_jobs(facts: Facts, nodes: Iterable[str], *, since: datetime | None 
             state = (r.state or "").split(" ")[0]
             if state in ACTIVE_STATES + ENDED_BADLY and not ended_before(state, r.end_time):
                 ids.setdefault(r.job_id)
+    for n in wanted:  # no node list in queue or accounting (sacct's default columns): the job's own log says
+        for jid in facts.jobs_logged_on(n):
+            j, a = facts.job(jid), facts.acct_job(jid)
+            if jid in ids or (j is not None and j.nodes) or (a is not None and a.nodes):
+                continue
+            state = job_state(facts, jid)
+            rec = facts.job(jid) or facts.acct_job(jid)
+            if (not state or state in ACTIVE_STATES + ENDED_BADLY) and not ended_before(state, rec.end_time if rec else None):
+                ids.setdefault(jid)
     return list(ids)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["Strength", "STRENGTHS", "CONFIDENCE", "INFORMATIONAL", "confidence", "SUPERSEDES", "supersedes", "render_precedence",
+__all__ = ["Strength", "STRENGTHS", "CONFIDENCE", "INFORMATIONAL", "NORMAL", "confidence", "SUPERSEDES", "supersedes", "render_precedence",
            "PRECEDENCE_HEADER", "CAUSE_LABELS"]
 
 Strength = Literal["direct", "state", "symptom", "heuristic"]
@@ -38,11 +38,18 @@ CONFIDENCE: dict[Strength, tuple[float, float]] = {
 INFORMATIONAL = 0.45
 """Confidence of a finding that answers a question but is no fault (a person's hold, a planned drain):
 below the action threshold, so it leads only when the question names its subject."""
+NORMAL = 0.3
+"""Confidence of a finding that describes the system working as designed (a job waiting its turn on
+Priority or Resources): never an answer on its own, only an explanation in the summary."""
 
 
-def confidence(strength: Strength, *, corroborated: bool = False, informational: bool = False) -> float:
+def confidence(strength: Strength, *, corroborated: bool = False, informational: bool = False,
+               normal: bool = False) -> float:
     """The confidence a finding of this evidence strength carries (see ``CONFIDENCE``); ``INFORMATIONAL``
-    for a finding that describes someone's deliberate choice rather than a fault."""
+    for a finding that describes someone's deliberate choice rather than a fault, ``NORMAL`` for the
+    system working as designed."""
+    if normal:
+        return NORMAL
     if informational:
         return INFORMATIONAL
     alone, more = CONFIDENCE[strength]

@@ -91,7 +91,7 @@ class GpuDriverEvent(KernelEventBase):
 
 
 LustreState = Literal["connection_lost", "evicted", "connection_restored", "request_timeout", "lnet_timeout",
-                      "op_failed", "error"]
+                      "op_failed", "mount_failed", "error"]
 
 
 class LustreEvent(KernelEventBase):
@@ -162,6 +162,9 @@ class PcieEvent(KernelEventBase):
     pci: str | None = None
     corrected: bool = False
     """True for ``severity=Corrected`` (logged and fixed by hardware)."""
+    what: Literal["aer", "link_degraded"] = "aer"
+    """``link_degraded``: the kernel found the link trained below what the device is capable of
+    (``… available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link … (capable of … 16.0 GT/s PCIe x16 link)``)."""
 
 
 class HungTaskEvent(KernelEventBase):
@@ -286,7 +289,7 @@ class NcclErrorEvent(JobLogEventBase):
     version: str | None = None
 
 
-class NetEvent(JobLogEventBase):
+class NetEvent(JobLogEventBase):  # noqa: D101 - docstring below
     """A transport event the printing host's own NIC reported: NCCL ``NET/IB : … Got async event : port
     error``, UCX ``Transport retry count exceeded`` / endpoint timeouts, libfabric CQ errors."""
 
@@ -298,6 +301,10 @@ class NetEvent(JobLogEventBase):
     """``port_error``, ``port_active``, ``retry_exceeded``, ``timeout``, ``catastrophic``, ... as read."""
     fatal: bool = True
     """False for events that report recovery (``port active``, ``GID table change``)."""
+    local: bool = True
+    """True when the event is about the printing host's own port (an async port error, a local
+    catastrophic error); False when it says the other end did not answer (transport retries exceeded,
+    endpoint timeouts, remote access errors): then the printer is a victim, not the faulty port."""
 
 
 class CudaOomEvent(JobLogEventBase):
@@ -436,3 +443,6 @@ class JobLogSummary(BaseModel):
     events: int = 0
     kinds: dict[str, int] = Field(default_factory=dict)
     """Events seen per kind, including any beyond the per-kind cap that were not kept."""
+    hosts: list[str] = Field(default_factory=list)
+    """Hosts the log's lines name as their printer (NCCL ``host:pid:tid`` and UCX ``[host:pid:...]``
+    prefixes, INFO lines included): where the job ran; at most 1,024."""

@@ -48,6 +48,9 @@ _FIELDS: dict[str, str] = {
     "ecc.errors.uncorrected.volatile.total": "ecc_dbe_volatile",
 }
 _TEXT = {"name", "uuid", "pci_bus_id"}
+_LOST = re.compile(r"Unable to determine the device handle for (?:GPU|gpu) ?(?P<pci>[0-9A-Fa-f:.]*):? ?(?:Unknown Error|GPU is lost)"
+                   r"|GPU is lost|NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver")
+"""What nvidia-smi prints instead of a row for a GPU it cannot reach (fallen off the bus, hung)."""
 _INT = {"index", "ecc_dbe_volatile"}
 
 
@@ -88,7 +91,9 @@ def parse_nvidia_smi_csv(
             row is the header (``memory.used [MiB]``; the unit suffix is dropped).
 
     Returns one GpuStatus per row: temperature in C, utilization in %, memory in MiB, power in W,
-    clocks in MHz; ``[N/A]``/``[Not Supported]`` leave the field None. Every column is also kept
+    clocks in MHz; ``[N/A]``/``[Not Supported]`` leave the field None. A GPU nvidia-smi cannot reach
+    ("Unable to determine the device handle ... Unknown Error" in place of its row, or ``ERR!`` values)
+    is a GpuStatus with ``lost`` set. Every column is also kept
     raw in ``fields`` under its query name.
 
     Raises:
@@ -117,7 +122,15 @@ def parse_nvidia_smi_csv(
         rows = rows[1:]
     result: list[GpuStatus] = []
     for lineno, row in rows:
+        lost = _LOST.search(",".join(row))
+        if lost:  # nvidia-smi prints this line where an unreachable GPU's row would be
+            result.append(GpuStatus(node=node, pci_bus_id=lost["pci"] or None, lost=lost.group(0)[:200],
+                                    fields={"error": ",".join(row)[:200]}))
+            continue
         if len(row) != len(names):
             raise ParseError(path, lineno, f"row has {len(row)} columns, header has {len(names)}")
-        result.append(_status(names, row, node=node))
+        gpu = _status(names, row, node=node)
+        if any("ERR!" in v for v in row):
+            gpu.lost = "ERR! in " + ", ".join(n for n, v in zip(names, row) if "ERR!" in v)[:180]
+        result.append(gpu)
     return result

@@ -29,6 +29,7 @@ from tools.parsers.joblog.job_log_lines import (
     exception_type,
     find_timestamp,
     line_host,
+    prefix_host,
     parse_watchdog,
     progress_fields,
     rank_in_text,
@@ -136,6 +137,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
     watchdogs: dict[int | None, _Watchdog] = {}
     timeouts: set[tuple[object, ...]] = set()
     progress: JobLogEventBase | None = None
+    hosts: dict[str, None] = {}
     saved: deque[JobLogEventBase] = deque(maxlen=MAX_CHECKPOINTS_KEPT)
     last_ts: datetime | None = None
 
@@ -174,6 +176,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
             continue
         prefix_rank, message = split_rank(raw[:_MAX_ANALYZED])
         stripped = message.strip()
+        if len(hosts) < 1024 and ":" in stripped[:70] and (host := prefix_host(stripped)) is not None:
+            hosts[host] = None
         ts = find_timestamp(stripped)
         last_ts = ts or last_ts
         rank = prefix_rank if prefix_rank is not None else rank_in_text(stripped)
@@ -232,5 +236,6 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
         last_step=getattr(progress, "step", None),
         events=len(events),
         kinds=dict(seen),
+        hosts=list(hosts),
     )
     return [*events, summary]

@@ -12,7 +12,7 @@ from datetime import datetime
 
 __all__ = [
     "Classified", "split_rank", "rank_in_text", "find_timestamp", "exception_type", "classify",
-    "parse_watchdog", "progress_fields", "size_gib", "checkpoint_fields", "net_event", "fs_error", "line_host",
+    "parse_watchdog", "progress_fields", "size_gib", "checkpoint_fields", "net_event", "fs_error", "line_host", "prefix_host",
 ]
 
 Classified = tuple[str, str | None, dict[str, str]]
@@ -44,7 +44,8 @@ _CUDA_ERROR = re.compile(r"CUDA error: (?P<error>[^.\n]+)|(?P<cublas>CUBLAS_STAT
                          r"|(?P<nodriver>Found no NVIDIA driver on your system|no CUDA-capable device is detected"
                          r"|CUDA driver version is insufficient for CUDA runtime version|cuInit\(?\)? (?:failed|returned)[^.]*"
                          r"|CUDA (?:driver )?initialization(?: failed|: CUDA unknown error)[^.]*"
-                         r"|Failed to initialize NVML: [^.]+|Unexpected error from cudaGetDeviceCount\(\)[^.]*)")
+                         r"|Failed to initialize NVML: [^.]+|Unexpected error from cudaGetDeviceCount\(\)[^.]*"
+                         r"|system not yet initiali[sz]ed)")
 _CUDA_CATEGORY = [
     (re.compile(r"uncorrectable ECC|ECC error|GPU is lost|fallen off the bus|CUDA_ERROR_ECC_UNCORRECTABLE", re.IGNORECASE),
      "hardware"),
@@ -52,7 +53,7 @@ _CUDA_CATEGORY = [
                 r"CUDA unknown error|cudaGetDeviceCount|CUDA_ERROR_NOT_INITIALIZED|Failed to initialize NVML: Unknown",
                 re.IGNORECASE), "device_missing"),
     (re.compile(r"driver version is insufficient|Driver/library version mismatch|forward compatibility|"
-                r"unsupported display driver", re.IGNORECASE), "driver"),
+                r"unsupported display driver|system not yet initiali[sz]ed", re.IGNORECASE), "driver"),
     (re.compile(r"illegal memory access|device-side assert|invalid argument|invalid device function|"
                 r"misaligned address|illegal instruction|invalid configuration", re.IGNORECASE), "application"),
 ]
@@ -66,13 +67,17 @@ _NET_EVENT = [
 ]
 _NET_DEVICE = re.compile(r"\b(?P<dev>mlx\d_\d+(?::\d+)?|ib[a-z0-9]+|hfi\d_\d+)\b")
 _NET_BENIGN = re.compile(r"port active|GID table change|port_active|lid change", re.IGNORECASE)
+_NET_REMOTE = re.compile(r"retry count exceeded|RETRY_EXC|timeout|timed out|remote|REM_ACCESS|connection reset",
+                         re.IGNORECASE)
 _FS_ERROR = [
+    # slurmstepd cannot enter the job's working directory: the file system is not mounted on that node.
+    (re.compile(r"couldn't chdir to `?'?/[^:]+: No such file or directory"), "ENOENT_MOUNT"),
     (re.compile(r"Stale (?:NFS )?file handle|Errno 116\b|ESTALE", re.IGNORECASE), "ESTALE"),
     (re.compile(r"Transport endpoint is not connected|Errno 107\b|ENOTCONN", re.IGNORECASE), "ENOTCONN"),
     (re.compile(r"Input/output error|Errno 5\b|\bEIO\b", re.IGNORECASE), "EIO"),
 ]
-_FS_PATH = re.compile(r"""['"](?P<path>/[^'"\s]{1,300})['"]|(?:^|\s)(?P<bare>/[\w./-]{1,300}):""")
-_HOST_NCCL = re.compile(r"^(?P<host>[A-Za-z][\w.-]{0,62}):\d+:\d+ \[\d+\]")
+_FS_PATH = re.compile(r"""['"`](?P<path>/[^'"`\s]{1,300})['"]|(?:^|\s)(?P<bare>/[\w./-]{1,300}):""")
+_HOST_NCCL = re.compile(r"^(?P<host>[A-Za-z][\w.-]{0,62}):\d+:\d+ \[\d+\]|^\[(?P<ucx>[A-Za-z][\w.-]{0,62}):\d+:\d+:\d+\]")
 _HOST_NAMED = re.compile(r"\b(?:node|host(?:name)?)[:=] ?(?P<host>[A-Za-z][\w-]{0,62}\d[\w-]{0,20})\b")
 _GENERIC = re.compile(r"^\s*(?:\[?(?:ERROR|FATAL|CRITICAL)\]?[: \]]|[EF]\d{4} \d\d:\d\d|.*\b(?:ERROR|FATAL)\b[:\]])"
                       r"|\b(?:Segmentation fault|core dumped|Bus error|Illegal instruction|terminate called after throwing)\b")
@@ -264,6 +269,10 @@ def classify(message: str) -> list[Classified]:
                                          "role": ping["role"], "state": ping["state"]})]
     if _SLURM_CLIENT.match(message):
         return [("slurm_message", None, {"what": "controller_unreachable"})]
+    if "couldn't chdir" in message:  # slurmstepd's own error, about the node's file system
+        chdir = fs_error(message)
+        if chdir is not None:
+            return [chdir]
     if _SLURM_LINE.search(message):
         return [_slurm(message)]
     if _OOM.search(message):
@@ -333,7 +342,8 @@ def net_event(message: str) -> Classified | None:
         if m:
             dev = m.groupdict().get("dev") or (d["dev"] if (d := _NET_DEVICE.search(message)) else None)
             what = " ".join(m["what"].split())[:80]
-            fields = {"transport": transport, "what": what, "fatal": "false" if _NET_BENIGN.search(what) else "true"}
+            fields = {"transport": transport, "what": what, "fatal": "false" if _NET_BENIGN.search(what) else "true",
+                      "local": "false" if _NET_REMOTE.search(what) else "true"}
             if dev:
                 fields["device"] = dev
             return "net_event", exception_type(message), fields
@@ -352,7 +362,16 @@ def fs_error(message: str) -> Classified | None:
     return None
 
 
+def prefix_host(message: str) -> str | None:
+    """The host of an NCCL ``host:pid:tid [dev]`` or UCX ``[host:pid:tid:n]`` line prefix, or None."""
+    m = _HOST_NCCL.match(message)
+    return (m["host"] or m["ucx"]) if m else None
+
+
 def line_host(message: str) -> str | None:
     """The host a line says printed it: NCCL's ``host:pid:tid [dev]`` prefix or ``node: X`` / ``hostname=X``."""
-    m = _HOST_NCCL.match(message) or _HOST_NAMED.search(message)
+    m = _HOST_NCCL.match(message)
+    if m:
+        return m["host"] or m["ucx"]
+    m = _HOST_NAMED.search(message)
     return m["host"] if m else None

@@ -21,6 +21,7 @@ _LINK_UPDOWN = re.compile(r"^(?:mlx\d_core|ixgbe|i40e|ice|bnxt_en|tg3|igb|e1000e
                           r"(?P<dev>(?:ib|ibp|ens|enp|eno|eth|bond)[\w.-]{0,24}): (?:NIC )?Link (?:is )?(?P<state>up|down)\b",
                           re.IGNORECASE)
 _AER = re.compile(r"\bAER: (?P<sev>Corrected|Uncorrected|Multiple Corrected|Multiple Uncorrected)[^:]*error", re.IGNORECASE)
+_DEGRADED = re.compile(r"available PCIe bandwidth, limited by .+ \(capable of ")
 _PCIE_SEV = re.compile(r"PCIe Bus Error: severity=(?P<sev>Corrected|Uncorrected|Uncorrectable)", re.IGNORECASE)
 
 
@@ -50,7 +51,10 @@ def classify_link(msg: str) -> Classified | None:
 
 
 def classify_pcie(msg: str) -> Classified | None:
-    """A PCIe AER error report; ``corrected`` says whether hardware fixed it. Else None."""
+    """A PCIe AER error report (``corrected`` says whether hardware fixed it), or a link trained below the
+    device's capability; else None."""
+    if _DEGRADED.search(msg):
+        return "pcie_error", {"pci": normalize_pci(msg), "corrected": True, "what": "link_degraded"}
     m = _AER.search(msg) or _PCIE_SEV.search(msg)
     if not m:
         return None

@@ -26,6 +26,8 @@ _NID_CHARS = _NAME_CHARS | {":"}
 _RC = re.compile(r"\brc = (?P<rc>-?\d{1,6})")
 _LUSTRE_OP = re.compile(r"operation (?P<op>\w+) to node (?P<nid>\S+) failed")
 _LUSTRE_STATES = [
+    (re.compile(r"Unable to mount|lustre_fill_super\(\)|mount failed|Confi?guration from log \S+ failed from MGS"),
+     "mount_failed"),
     (re.compile(r"was lost; in progress operations"), "connection_lost"),
     (re.compile(r"This client was evicted by"), "evicted"),
     (re.compile(r"Connection restored to"), "connection_restored"),
@@ -44,8 +46,9 @@ _GPFS_RULES = [
     (re.compile(r"Stale (?:NFS )?file handle", re.IGNORECASE), "stale_handle"),
     (re.compile(r"Close connection to|Connection (?:to \S+ )?(?:lost|timed out|reset)|Disconnect(?:ed|ing) from",
                 re.IGNORECASE), "lost_connection"),
-    (re.compile(r"mmfsd (?:is not running|exited|terminated)|GPFS is (?:not running|down)|daemon (?:is )?down|"
-                r"mmfsd.*(?:failed|abnormal)", re.IGNORECASE), "not_started"),
+    (re.compile(r"mmfsd (?:is not running|exited|terminated|is shutting down)|GPFS is (?:not running|down)|"
+                r"daemon (?:is )?down|mmfs daemon is shutting down|mmfsd.*(?:failed|abnormal)|Reason for shutdown",
+                re.IGNORECASE), "not_started"),
     (re.compile(r"Connected to|Accepted and connected|mounted file system|Mounted file system", re.IGNORECASE),
      "restored"),
     (re.compile(r"\bI/O error|\bEIO\b|Input/output error|disk (?:failure|is down)|unable to access disks",

@@ -18,11 +18,11 @@ SLURM_FORMATS = frozenset({
 })
 
 _ERROR_LINE = re.compile(
-    r"^(?:slurm_load_\w+(?: error)?|squeue|sinfo|scontrol|sacct|sdiag|sshare|sprio)(?:: error)?:\s*"
+    r"^(?:slurm_\w+(?: error)?|squeue|sinfo|scontrol|sacct|sdiag|sshare|sprio)(?:: error)?:\s*"
     r"(?P<msg>.*(?:Unable to contact slurm controller|Socket timed out|Connection refused|Zero Bytes were "
     r"transmitted|Communication connection failure|Problem talking to the database|Unable to establish "
     r"connection|slurm_persist_conn_open|Invalid user|Protocol authentication error|"
-    r"Insane message length).*)$",
+    r"Insane message length|Invalid job id specified|Invalid node name specified).*)$",
     re.IGNORECASE,
 )
 

@@ -55,7 +55,7 @@ def test_storm_names_the_dominant_job_its_user_and_the_fs(make_facts):
     (f,) = check_mdt_metadata_storm(_facts(make_facts, ("lctl-md-stats", MD_STATS_STORM), ("lctl-job-stats", JOB_STATS)),
                                     MetadataConfig())
     assert f.root_cause == "metadata_wall"
-    assert f.culprits == ["job:74701", "fs:lustre", "user:heidi"]
+    assert f.culprits == ["job:74701", "mdt:lustre-MDT0000", "fs:lustre", "user:heidi"]
     assert (f.evidence[0].metric, f.evidence[0].unit) == ("md_stats", "ops/s") and 283_000 < f.evidence[0].value < 284_000
     assert f.evidence[1].metric == "job_stats" and f.evidence[1].value > 95
     assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "74701")]
@@ -65,7 +65,7 @@ def test_storm_names_the_dominant_job_its_user_and_the_fs(make_facts):
 def test_overloaded_mdt_without_a_dominant_job_names_only_the_fs(make_facts):
     (f,) = check_mdt_metadata_storm(_facts(make_facts, ("lctl-md-stats", MD_STATS_STORM),
                                            ("lctl-job-stats", JOB_STATS_SHARED)), MetadataConfig())
-    assert f.culprits == ["fs:lustre"] and f.suggested_actions == [] and f.confidence == confidence("direct")
+    assert f.culprits == ["mdt:lustre-MDT0000", "fs:lustre"] and f.suggested_actions == [] and f.confidence == confidence("direct")
 
 
 def test_high_rate_served_fast_is_not_a_wall(make_facts):
@@ -112,7 +112,7 @@ def test_untimed_job_stats_are_timed_from_the_slurm_job_start(make_facts):
     facts = make_facts(("slurm/scontrol_show_job_74701.txt", "scontrol-job-text", scontrol),
                        ("lustre/lustre/job_stats.txt", "lctl-job-stats", js))
     (f,) = check_mdt_metadata_storm(facts, MetadataConfig())
-    assert f.culprits == ["job:74701", "fs:lustre", "user:heidi"]
+    assert f.culprits == ["job:74701", "mdt:lustre-MDT0000", "fs:lustre", "user:heidi"]
     assert "serves 259,600 ops/s" in f.message
 
 
@@ -120,7 +120,7 @@ def test_threshold_is_configurable(make_facts):
     facts = _facts(make_facts, ("lctl-md-stats", MD_STATS_STORM), ("lctl-job-stats", JOB_STATS))
     assert check_mdt_metadata_storm(facts, MetadataConfig(max_ops_per_s=300_000)) == []
     (f,) = check_mdt_metadata_storm(facts, MetadataConfig(min_job_share=0.995))
-    assert f.culprits == ["fs:lustre"]
+    assert f.culprits == ["mdt:lustre-MDT0000", "fs:lustre"]
 
 
 def test_process_named_entry_is_quoted_not_made_a_job(make_facts):
@@ -129,5 +129,5 @@ def test_process_named_entry_is_quoted_not_made_a_job(make_facts):
     js = "mdt.lustre-MDT0000.job_stats=\njob_stats:\n" + _job("find.1000", 15_300_000, 47_280_000)
     (f,) = check_mdt_metadata_storm(_facts(make_facts, ("lctl-md-stats", MD_STATS_STORM), ("lctl-job-stats", js)),
                                     MetadataConfig())
-    assert f.culprits == ["fs:lustre"] and f.suggested_actions == []
+    assert f.culprits == ["mdt:lustre-MDT0000", "fs:lustre"] and f.suggested_actions == []
     assert "find.1000" in f.evidence[1].text

@@ -76,6 +76,18 @@ def test_timeout_seen_by_scontrol_before_accounting(make_facts):
            "   JobState=TIMEOUT Reason=TimeLimit Dependency=(null)\n"
            "   RunTime=02:00:09 TimeLimit=02:00:00 TimeMin=N/A\n"
            "   NodeList=gpu01 NumNodes=1 NumCPUs=8\n")
-    facts = make_facts(("slurm/scontrol_show_job.txt", "scontrol-job-text", job))
+    log = "2026-03-04 08:00:00 step 10 | loss 2.1\n"
+    facts = make_facts(("slurm/scontrol_show_job.txt", "scontrol-job-text", job), ("logs/4242/out", "job-log", log),
+                       **{"logs/4242/out": {"job": "4242"}})
     (f,) = check_job_timeout_without_checkpoint(facts, TimeoutConfig())
     assert f.culprits == ["job:4242"] and f.evidence[0].metric == "scontrol show job"
+
+
+def test_without_the_jobs_log_nothing_is_claimed_about_its_checkpoints(make_facts):
+    # Does not fire: the job timed out but no log of it was read, so "saved nothing" cannot be told.
+    job = ("JobId=4242 JobName=train UserId=alice(1000) GroupId=alice(1000)\n"
+           "   JobState=TIMEOUT Reason=TimeLimit Dependency=(null)\n"
+           "   RunTime=02:00:09 TimeLimit=02:00:00 TimeMin=N/A\n"
+           "   NodeList=gpu01 NumNodes=1 NumCPUs=8\n")
+    facts = make_facts(("slurm/scontrol_show_job.txt", "scontrol-job-text", job))
+    assert check_job_timeout_without_checkpoint(facts, TimeoutConfig()) == []
