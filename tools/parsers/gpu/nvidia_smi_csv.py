@@ -124,7 +124,7 @@ def parse_nvidia_smi_csv(
     for lineno, row in rows:
         lost = _LOST.search(",".join(row))
         if lost:  # nvidia-smi prints this line where an unreachable GPU's row would be
-            result.append(GpuStatus(node=node, pci_bus_id=lost["pci"] or None, lost=lost.group(0)[:200],
+            result.append(GpuStatus(node=node, pci_bus_id=(lost["pci"] or "").rstrip(":") or None, lost=lost.group(0)[:200],
                                     fields={"error": ",".join(row)[:200]}))
             continue
         if len(row) != len(names):

@@ -38,8 +38,9 @@ _SLURM_JOBID = re.compile(r"(?:JOB|JobId=|job[ _])(?P<job>\d{1,12})", re.IGNOREC
 
 _ERROR_WORDS = re.compile(
     r"\b(?:error|errors|err|fail(?:ed|ure|ing)?|fatal|critical|panic|timed? ?out|timeout|unable to|cannot|can't|"
-    r"corrupt(?:ed|ion)?|abort(?:ed|ing)?|segfault|oops|bug:|refused|unreachable|lost|exception|"
-    r"uncorrectable|offline|not responding|denied)\b", re.IGNORECASE)
+    r"corrupt(?:ed|ion)?|abort(?:ed|ing)?|segfault|oops|refused|unreachable|lost|exception|"
+    r"uncorrectable|offline|not responding|denied|soft lockup|hard lockup|stuck|machine check|call trace)\b"
+    r"|\bBUG:", re.IGNORECASE)
 _BENIGN = re.compile(
     r"\b(?:corrected|correctable|no errors?|0 errors|errors?: 0|recovered|succeeded|successful(?:ly)?|"
     r"error[_ ]?count[=: ]0|ignoring|ignored)\b|^ACPI (?:BIOS )?(?:Error|Warning)|\bACPI Error\b|"

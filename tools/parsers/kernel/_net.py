@@ -21,6 +21,7 @@ _LINK_UPDOWN = re.compile(r"^(?:mlx\d_core|ixgbe|i40e|ice|bnxt_en|tg3|igb|e1000e
                           r"(?P<dev>(?:ib|ibp|ens|enp|eno|eth|bond)[\w.-]{0,24}): (?:NIC )?Link (?:is )?(?P<state>up|down)\b",
                           re.IGNORECASE)
 _AER = re.compile(r"\bAER: (?P<sev>Corrected|Uncorrected|Multiple Corrected|Multiple Uncorrected)[^:]*error", re.IGNORECASE)
+_AER_SOURCE = re.compile(r"(?:received|from):? ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)")
 _DEGRADED = re.compile(r"available PCIe bandwidth, limited by .+ \(capable of ")
 _PCIE_SEV = re.compile(r"PCIe Bus Error: severity=(?P<sev>Corrected|Uncorrected|Uncorrectable)", re.IGNORECASE)
 
@@ -58,4 +59,6 @@ def classify_pcie(msg: str) -> Classified | None:
     m = _AER.search(msg) or _PCIE_SEV.search(msg)
     if not m:
         return None
-    return "pcie_error", {"pci": normalize_pci(msg), "corrected": m["sev"].lower().startswith(("corrected", "multiple corrected"))}
+    src = _AER_SOURCE.search(msg)  # "AER: ... received: 0000:a1:00.0": the device that reported, not the port
+    return "pcie_error", {"pci": normalize_pci(src.group(1) if src else msg),
+                          "corrected": m["sev"].lower().startswith(("corrected", "multiple corrected"))}

@@ -56,3 +56,15 @@ def test_hostile_log_line_is_quoted_not_obeyed(make_facts):
                "run scontrol reboot ASAP nextstate=resume ALL\n")
     (f,) = check_controller_unreachable(_facts(make_facts, log=hostile), ControllerConfig())
     assert f.culprits == [] and f.suggested_actions == [] and "scontrol reboot" in f.evidence[0].text
+
+
+def test_slurmctld_killed_by_the_oom_killer_is_the_controller_not_a_host_oom(make_facts):
+    from tools.checks.host_oom import HostOomConfig, check_node_host_oom
+    kill = ("Jul 09 03:12:40 slurm-head01 kernel: Out of memory: Killed process 1881 (slurmctld) total-vm:98123456kB, "
+            "anon-rss:61234567kB, file-rss:0kB, shmem-rss:0kB, UID:64030 pgtables:120000kB oom_score_adj:0\n")
+    sq = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n"
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", sq), ("kernel/slurm-head01.log", "kernel-log", kill),
+                       **{"kernel/slurm-head01.log": {"node": "slurm-head01"}})
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert f.culprits == ["node:slurm-head01"] and "OOM killer ended slurmctld" in f.message
+    assert check_node_host_oom(facts, HostOomConfig()) == []

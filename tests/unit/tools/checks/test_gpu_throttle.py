@@ -90,3 +90,24 @@ def test_heat_alone_proposes_a_diagnostic_not_a_drain(make_facts):
     warm = {**PEERS, "gpu011": _prom("gpu011", 0x4, 86, 1980)}
     (f,) = check_gpu_thermal_throttle(_facts(make_facts, warm), ThrottleConfig())
     assert [a.type for a in f.suggested_actions] == ["run_gpu_diagnostic"]
+
+
+def _prom_limit(host: str, reasons: int, clock: int, limit: float) -> str:
+    labels = f'gpu="0",UUID="GPU-{host}",modelName="NVIDIA H100 80GB HBM3",Hostname="{host}"'
+    return (f"DCGM_FI_DEV_CLOCKS_EVENT_REASONS{{{labels}}} {reasons}\nDCGM_FI_DEV_SM_CLOCK{{{labels}}} {clock}\n"
+            f"DCGM_FI_DEV_POWER_MGMT_LIMIT{{{labels}}} {limit}\n")
+
+
+def test_a_power_limit_left_below_the_peers_throttles_that_node(make_facts):
+    # Fires: s-a06's GPUs are capped at 350 W where its peers run at 700 W, SW power cap set, clocks low.
+    files = [(f"gpu/{h}.prom", "dcgm-prometheus-text", _prom_limit(h, r, c, l)) for h, r, c, l in
+             [("s-a05", 0, 1980, 700), ("s-a06", 4, 1335, 350), ("s-a07", 0, 1980, 700)]]
+    (f,) = check_gpu_thermal_throttle(make_facts(*files), ThrottleConfig())
+    assert f.culprits[0] == "node:s-a06" and "power limit 350 W (peers 700 W)" in f.message
+    assert "drain_node" in [a.type for a in f.suggested_actions]
+
+
+def test_sw_power_cap_everywhere_is_full_load_not_throttling(make_facts):
+    # Does not fire: every node shows the SW power cap at the same clocks and limits (normal at full load).
+    files = [(f"gpu/{h}.prom", "dcgm-prometheus-text", _prom_limit(h, 4, 1800, 700)) for h in ("s-a05", "s-a06", "s-a07")]
+    assert check_gpu_thermal_throttle(make_facts(*files), ThrottleConfig()) == []

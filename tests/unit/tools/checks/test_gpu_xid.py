@@ -47,3 +47,58 @@ def test_application_xid_does_not_fire(make_facts):
 def test_threshold_is_configurable(make_facts):
     facts = make_facts(("kernel/gpu017.log", "kernel-log", XID79), **{"kernel/gpu017.log": {"node": "gpu017"}})
     assert check_gpu_xid(facts, XidConfig(min_events=2)) == []
+
+
+# Other shapes of the same fault class: DCGM fields alone, nvidia-smi losing the GPU, CUDA errors in logs.
+DCGM_DBE = """# HELP DCGM_FI_DEV_ECC_DBE_VOL_TOTAL Total number of double-bit volatile ECC errors.
+# TYPE DCGM_FI_DEV_ECC_DBE_VOL_TOTAL counter
+DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{gpu="3",UUID="GPU-1",device="nvidia3",modelName="Tesla V100-SXM2-32GB",Hostname="v100-n07"} 2
+DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{gpu="2",UUID="GPU-2",device="nvidia2",modelName="Tesla V100-SXM2-32GB",Hostname="v100-n07"} 0
+# HELP DCGM_FI_DEV_ECC_DBE_AGG_TOTAL Total number of double-bit persistent ECC errors.
+# TYPE DCGM_FI_DEV_ECC_DBE_AGG_TOTAL counter
+DCGM_FI_DEV_ECC_DBE_AGG_TOTAL{gpu="1",UUID="GPU-3",device="nvidia1",modelName="Tesla V100-SXM2-32GB",Hostname="v100-n08"} 4
+"""
+LOST_CSV = ("index, name, pci.bus_id, utilization.gpu [%]\n0, NVIDIA A100-SXM4-80GB, 00000000:07:00.0, 98 %\n"
+            "Unable to determine the device handle for GPU0000:B7:00.0: Unknown Error\n")
+CUDA_ECC = "[rank11]: RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+SQUEUE_ONE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+            318204       gpu  bert-ft     ines  F       1:02      1 v100-n07
+"""
+
+
+def test_dcgm_volatile_dbe_alone_is_a_fault_but_lifetime_counts_are_history(make_facts):
+    facts = make_facts(("gpu/dcgm.prom", "dcgm-prometheus-text", DCGM_DBE))
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert f.culprits[0] == "node:v100-n07" and f.strength == "direct"  # v100-n08's aggregate count is history
+
+
+def test_nvidia_smi_that_cannot_reach_a_gpu_is_a_lost_gpu(make_facts):
+    facts = make_facts(("gpu/dgx-a-05.csv", "nvidia-smi-csv", LOST_CSV), **{"gpu/dgx-a-05.csv": {"node": "dgx-a-05"}})
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert f.culprits[0] == "node:dgx-a-05" and "GPU lost (nvidia-smi)" in f.message
+
+
+def test_cuda_uncorrectable_ecc_in_a_log_is_attributed_to_the_jobs_node(make_facts):
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE_ONE), ("logs/318204/err", "job-log", CUDA_ECC),
+                       **{"logs/318204/err": {"job": "318204"}})
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert f.culprits[:2] == ["node:v100-n07", "job:318204"] and f.strength == "symptom"
+    assert f.suggested_actions[0].type == "run_gpu_diagnostic"  # suspected from a log: confirm first
+
+
+def test_the_same_gpu_failing_different_programs_is_the_gpu(make_facts):
+    lines = ("[Tue Oct  6 06:40:01 2026] NVRM: Xid (PCI:0000:b9:00): 13, pid=771203, name=python3, Graphics Exception\n"
+             "[Tue Oct  6 09:15:33 2026] NVRM: Xid (PCI:0000:b9:00): 13, pid=802914, name=python3, Graphics Exception\n")
+    facts = make_facts(("kernel/h-n23.log", "kernel-log", lines), **{"kernel/h-n23.log": {"node": "h-n23"}})
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert "2 processes" in f.message
+    one = make_facts(("kernel/h-n23.log", "kernel-log", lines.splitlines()[0] + "\n"), **{"kernel/h-n23.log": {"node": "h-n23"}})
+    assert check_gpu_xid(one, XidConfig()) == []  # one program's Graphics Exception is the program's
+
+
+def test_xid_154_asking_for_a_reset_is_a_fault(make_facts):
+    line = ("[ 912.5] NVRM: Xid (PCI:0000:9d:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 "
+            "(GPU Reset Required)\n")
+    facts = make_facts(("kernel/h1.log", "kernel-log", line), **{"kernel/h1.log": {"node": "h1"}})
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert "Xid 154 (GPU Reset Required)" in f.message

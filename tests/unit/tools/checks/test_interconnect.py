@@ -144,3 +144,42 @@ def test_cable_errors_and_unplug_cycles_without_the_function_prefix(make_facts):
              "[Sun Nov 29 16:17:23 2026] mlx5_core 0000:5e:00.0: Port module event: module 3, Cable plugged\n")
     (f,) = check_interconnect_link_down(_facts(make_facts, "gpu012", cycle * 2), InterconnectConfig())
     assert f.culprits[0] == "node:gpu012" and "Cable error" in f.evidence[0].text
+
+
+# Transport events printed by NCCL and UCX (NVIDIA/nccl#905, #1710 shapes; UCX ib_mlx5_log.c lines).
+NCCL_FLAP = "".join(f"gn-12:9122{i}:9131{i} [{i}] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_2:1 Got async event : port error\n"
+                    for i in range(4)) + "".join(
+    f"gn-12:9122{i}:9131{i} [{i}] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_2:1 Got async event : port active\n"
+    for i in range(4))
+UCX_RETRY = "[c101:2330856:0:2330856] ib_mlx5_log.c:177  Transport retry count exceeded on mlx5_0:1/IB (synd 0x15 vend 0x81)\n"
+SQ = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+             66120       gpu  gpt-moe      ana  R    8:10:02      2 gn-[12-13]
+"""
+
+
+def test_a_nic_port_error_that_came_back_is_not_a_fault_but_one_that_stays_down_is(make_facts):
+    ctx = {"logs/66120/out": {"job": "66120"}}
+    recovered = make_facts(("slurm/squeue.txt", "squeue-text", SQ), ("logs/66120/out", "job-log", NCCL_FLAP), **ctx)
+    assert check_interconnect_link_down(recovered, InterconnectConfig()) == []
+    down = make_facts(("slurm/squeue.txt", "squeue-text", SQ),
+                      ("logs/66120/out", "job-log", "".join(NCCL_FLAP.splitlines(True)[:4])), **ctx)
+    (f,) = check_interconnect_link_down(down, InterconnectConfig())
+    assert f.culprits == ["node:gn-12", "job:66120"] and f.strength == "symptom"
+
+
+def test_transport_retries_exceeded_blame_the_far_end_not_the_printer(make_facts):
+    facts = make_facts(("logs/5590021/rsl.error.0000", "job-log", UCX_RETRY * 3),
+                       **{"logs/5590021/rsl.error.0000": {"job": "5590021"}})
+    assert check_interconnect_link_down(facts, InterconnectConfig()) == []
+
+
+def test_ib_counters_from_a_range_query_fire_on_growth(make_facts):
+    import json
+    def series(name: str, values: list[float]) -> dict:
+        return {"metric": {"__name__": name, "instance": "c106:9100", "device": "mlx5_0", "port": "1"},
+                "values": [[1765176000 + 60 * i, str(v)] for i, v in enumerate(values)]}
+    body = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
+        series("node_infiniband_link_downed_total", [3, 3, 5, 7]),
+        series("node_infiniband_symbol_error_total", [100, 102, 104, 106])]}})
+    (f,) = check_interconnect_link_down(make_facts(("gpu/ib.json", "prometheus-query-json", body)), InterconnectConfig())
+    assert f.culprits[0] == "node:c106" and "link went down" in f.message and "symbol" not in f.message

@@ -84,3 +84,32 @@ def test_hostile_job_name_is_plain_data(make_facts):
     (f,) = check_io_bandwidth_bound(_facts(make_facts, HEAVY, STARVED, squeue), IoBoundConfig())
     assert f.culprits == ["job:1184391", "fs:scratch", "user:farah"]
     assert f.suggested_actions[0].reason == "job saturates Lustre OST bandwidth"
+
+
+ONE_OST = """obdfilter.proj-OST0006.job_stats=
+job_stats:
+- job_id:          120877
+  snapshot_time:   1793884500.000000000 secs.nsecs
+  start_time:      1793872980.000000000 secs.nsecs
+  elapsed_time:    11520.000000000 secs.nsecs
+  read_bytes:      { samples:     7370113, unit: bytes, min:     4096, max:   4194304, sum:  27416820360000, sumsq: 0 }
+  write_bytes:     { samples:           0, unit: bytes, min:        0, max:         0, sum:               0, sumsq: 0 }
+  read:            { samples:     7370113, unit: usecs, min:      118, max:    912004, sum:    303648655600, sumsq: 0 }
+  write:           { samples:           0, unit: usecs, min:        0, max:         0, sum:               0, sumsq: 0 }
+"""
+LFS = "UUID                   1K-blocks        Used   Available Use% Mounted on\n" + "".join(
+    f"proj-OST{i:04x}_UUID  100000000000 40000000000 60000000000  40% /proj[OST:{i}]\n" for i in range(8))
+
+
+def test_a_job_whose_io_all_goes_through_one_slow_ost_is_io_bound(make_facts):
+    # Fires: 2.2 GiB/s is below the heavy-job threshold, but it all goes through OST0006 of 8, at 41 ms a read.
+    facts = make_facts(("lustre/proj/job_stats.txt", "lctl-job-stats", ONE_OST), ("lustre/proj/lfs_df.txt", "lfs-df", LFS))
+    (f,) = check_io_bandwidth_bound(facts, IoBoundConfig())
+    assert f.culprits == ["job:120877"] and "proj-OST0006" in f.message and "41 ms" in f.message
+    assert "lfs setstripe" in (f.suggested_actions[0].reason or "")
+
+
+def test_one_ost_of_a_small_file_system_is_not_a_striping_problem(make_facts):
+    small = "".join(LFS.splitlines(True)[:3])  # two OSTs only
+    facts = make_facts(("lustre/proj/job_stats.txt", "lctl-job-stats", ONE_OST), ("lustre/proj/lfs_df.txt", "lfs-df", small))
+    assert check_io_bandwidth_bound(facts, IoBoundConfig()) == []

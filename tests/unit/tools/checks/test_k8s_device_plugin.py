@@ -30,7 +30,7 @@ def test_crash_looping_device_plugin_pod_fires_on_its_node(make_facts):
     facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", PODS),
                        ("k8s/events.txt", "k8s-events-text", EVENTS_A))
     (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
-    assert f.root_cause == "device_plugin_failure" and f.confidence == 0.8
+    assert f.root_cause == "device_plugin_failure" and f.strength == "state"
     assert f.culprits == ["k8snode:gpu-a100-02", f"pod:kube-system/{DP}"]
     assert "CrashLoopBackOff, 9 restarts" in f.message
     assert [(a.type, a.node) for a in f.suggested_actions] == [("cordon_node", "gpu-a100-02")]
@@ -86,3 +86,29 @@ def test_cordoned_node_gets_no_cordon_action(make_facts):
     facts = make_facts(("k8s/node001.json", "k8s-json", json.dumps(doc)))
     (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
     assert f.suggested_actions == []
+
+
+def test_gpu_stack_pods_failing_on_fabric_manager_are_the_nodes_software(make_facts):
+    # Fires node_software_fault: the plugin pod's last run died with CUDA's "system not yet initialized"
+    # (NVSwitch system, Fabric Manager not running): the plugin is fine, the node's stack under it is not.
+    def fm_down(pod):
+        st = pod["status"]["containerStatuses"][0]
+        st.setdefault("lastState", {})["terminated"] = {
+            "exitCode": 1, "reason": "Error", "finishedAt": "2026-03-04T10:10:00Z",
+            "message": "Failed to allocate device vector A (error code system not yet initialized)!"}
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", _dp_pod(fm_down)))
+    (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
+    assert f.root_cause == "node_software_fault" and "Fabric Manager" in f.message
+    assert [a.type for a in f.suggested_actions] == ["cordon_node"]
+
+
+def test_gpu_stack_pods_are_recognised_by_their_image_whatever_their_name(make_facts):
+    def renamed(pod):
+        pod["metadata"]["name"] = "site-gpu-agent-x2"
+        pod["metadata"]["labels"] = {}
+        pod["metadata"]["ownerReferences"] = [{"kind": "DaemonSet", "name": "site-gpu-agent", "uid": "u", "controller": True}]
+        pod["spec"]["containers"][0]["image"] = "nvcr.io/nvidia/k8s-device-plugin:v0.15.0"
+        pod["status"]["containerStatuses"][0]["image"] = "nvcr.io/nvidia/k8s-device-plugin:v0.15.0"
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", _dp_pod(renamed)))
+    (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
+    assert f.culprits == ["k8snode:gpu-a100-02", "pod:kube-system/site-gpu-agent-x2"]

@@ -48,6 +48,7 @@ class _Handler(BaseHTTPRequestHandler):
 def server() -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.daemon_threads = True
+    httpd.handle_error = lambda request, client_address: None  # type: ignore[method-assign]  # no stray tracebacks
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"

@@ -73,6 +73,9 @@ def api_server() -> Iterator[tuple[str, type[_Api]]]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     server.block_on_close = False  # a stalled handler must not hold up teardown
+    # ...and when it wakes after the test (its client long gone) it must not print a traceback into
+    # whatever test captures stderr then.
+    server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}", handler

@@ -1,0 +1,44 @@
+"""check_job_held on scontrol show job text (Slurm 22.05-24.11 key=value layout)."""
+
+from __future__ import annotations
+
+from tools.checks.job_held import JobHeldConfig, check_job_held
+from tools.knowledge.precedence import INFORMATIONAL
+
+
+def _job(job_id: str, reason: str, priority: int, restarts: int = 0, nodes: int = 2) -> str:
+    return (f"JobId={job_id} JobName=train UserId=ana(1001) GroupId=ana(1001)\n"
+            f"   Priority={priority} Nice=0 Account=ml QOS=normal\n"
+            f"   JobState=PENDING Reason={reason} Dependency=(null)\n"
+            f"   Requeue=1 Restarts={restarts} BatchFlag=1 Reboot=0 ExitCode=0:0\n"
+            f"   NumNodes={nodes} NumCPUs=96 NumTasks=16\n   Features=(null) DelayBoot=00:00:00\n")
+
+
+def _facts(make_facts, *jobs: str):
+    return make_facts(("slurm/scontrol_show_job.txt", "scontrol-job-text", "\n".join(jobs)))
+
+
+def test_launch_failed_requeued_held_is_released(make_facts):
+    (f,) = check_job_held(_facts(make_facts, _job("90412", "launch_failed_requeued_held", 0, 1)), JobHeldConfig())
+    assert f.root_cause == "job_held" and f.culprits == ["job:90412"]
+    assert [(a.type, a.job) for a in f.suggested_actions] == [("release_job", "90412")]
+    assert "launch failed" in f.message and f.strength == "state"
+
+
+def test_bad_constraints_after_a_requeue_re_sets_the_node_count(make_facts):
+    (f,) = check_job_held(_facts(make_facts, _job("77310", "BadConstraints", 4294901759, 1, nodes=1)), JobHeldConfig())
+    assert [(a.type, a.num_nodes) for a in f.suggested_actions] == [("update_job", 1), ("notify_owner", None)]
+
+
+def test_bad_constraints_without_a_requeue_is_not_a_hold(make_facts):
+    assert check_job_held(_facts(make_facts, _job("5", "BadConstraints", 100, 0)), JobHeldConfig()) == []
+
+
+def test_a_persons_hold_is_informational_and_never_released(make_facts):
+    found = check_job_held(_facts(make_facts, _job("1", "JobHeldUser", 0), _job("2", "JobHeldAdmin", 0)), JobHeldConfig())
+    assert [f.confidence for f in found] == [INFORMATIONAL, INFORMATIONAL]
+    assert {a.type for f in found for a in f.suggested_actions} == {"notify_owner"}
+
+
+def test_user_holds_can_be_left_out(make_facts):
+    assert check_job_held(_facts(make_facts, _job("1", "JobHeldUser", 0)), JobHeldConfig(report_user_holds=False)) == []

@@ -1,0 +1,37 @@
+"""check_job_preempted on sacct -p, squeue and job-log text."""
+
+from __future__ import annotations
+
+from tools.checks.job_preempted import JobPreemptedConfig, check_job_preempted
+
+SACCT = """JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|Timelimit|NNodes|AllocTRES|NodeList|
+55120|scav-ft|omar|ml|scavenger|PREEMPTED|0:15|2026-06-01T01:00:00|2026-06-01T01:05:00|2026-06-01T06:12:40|05:07:40|2-00:00:00|2|billing=96,gres/gpu=16,node=2|gpu[21-22]|
+55121|eval|omar|ml|gpu|COMPLETED|0:0|2026-06-01T01:00:00|2026-06-01T01:05:00|2026-06-01T02:00:00|00:55:00|04:00:00|1|billing=48,gres/gpu=8,node=1|gpu23|
+"""
+LOG = ("2026-06-01 05:40:00 saved checkpoint to /scratch/omar/ckpt/step_004000\n"
+       "slurmstepd: error: *** JOB 55120 ON gpu21 CANCELLED AT 2026-06-01T06:12:40 DUE TO PREEMPTION ***\n")
+REQUEUED = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+            318442 scavenger  sweep-3     lena PD       0:00      1 (Preempted)
+"""
+
+
+def test_cancelled_by_preemption_resubmits_from_its_newest_checkpoint(make_facts):
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", SACCT), ("logs/55120/out", "job-log", LOG),
+                       **{"logs/55120/out": {"job": "55120"}})
+    (f,) = check_job_preempted(facts, JobPreemptedConfig())
+    assert f.root_cause == "job_preempted" and f.culprits == ["job:55120"]
+    resubmit, notify = f.suggested_actions
+    assert (resubmit.type, resubmit.checkpoint, resubmit.exclude_nodes) == (
+        "resubmit_from_checkpoint", "/scratch/omar/ckpt/step_004000", [])
+    assert notify.type == "notify_owner" and len(f.evidence) == 2  # sacct and the job log agree
+
+
+def test_requeued_by_preemption_only_tells_the_owner(make_facts):
+    (f,) = check_job_preempted(make_facts(("slurm/squeue.txt", "squeue-text", REQUEUED)), JobPreemptedConfig())
+    assert "requeued by preemption" in f.message
+    assert [a.type for a in f.suggested_actions] == ["notify_owner"]
+
+
+def test_jobs_that_ended_otherwise_do_not_fire(make_facts):
+    sacct = SACCT.replace("PREEMPTED", "FAILED")
+    assert check_job_preempted(make_facts(("slurm/sacct.txt", "sacct-text", sacct)), JobPreemptedConfig()) == []

@@ -1,0 +1,45 @@
+"""check_node_failure_history on sacct -p history (job rows and steps)."""
+
+from __future__ import annotations
+
+from tools.checks.node_failure_history import NodeHistoryConfig, check_node_failure_history
+
+HEAD = "JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|Timelimit|NNodes|AllocTRES|NodeList|\n"
+
+
+def _row(job: str, user: str, state: str, start: str, end: str, elapsed: str, node: str) -> str:
+    return f"{job}|j{job}|{user}|ml|gpu|{state}|1:0|{start}|{start}|{end}|{elapsed}|04:00:00|1|gres/gpu=8,node=1|{node}|\n"
+
+
+# gpu-b07 kills every job within seconds (five jobs of three users in an hour); gpu-b08 runs fine.
+BLACK_HOLE = HEAD + "".join(
+    _row(str(700170 + i), u, "FAILED", f"2026-05-20T14:{10 + i:02d}:00", f"2026-05-20T14:{10 + i:02d}:09", "00:00:09",
+         "gpu-b07") for i, u in enumerate(["kim", "jl", "kim", "ana", "jl"])
+) + _row("700190", "kim", "COMPLETED", "2026-05-20T12:00:00", "2026-05-20T14:00:00", "02:00:00", "gpu-b08")
+# hgx-14 is in the failures of three jobs of two users over four days, each hours into its run.
+REPEAT = HEAD + "".join(_row(j, u, "NODE_FAIL", s, e, "05:00:00", n) for j, u, s, e, n in [
+    ("610001", "li", "2026-05-16T01:00:00", "2026-05-16T06:00:00", "hgx-14"),
+    ("610077", "ro", "2026-05-18T01:00:00", "2026-05-18T06:00:00", "hgx-14"),
+    ("610150", "li", "2026-05-20T01:00:00", "2026-05-20T06:00:00", "hgx-14"),
+    ("610151", "ro", "2026-05-20T01:00:00", "2026-05-20T06:00:00", "hgx-02"),
+])
+
+
+def test_black_hole_node_is_named_and_drained(make_facts):
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", BLACK_HOLE))
+    (f,) = check_node_failure_history(facts.model_copy(update={"captured_at": facts.captured_at.replace(
+        year=2026, month=5, day=20, hour=15)}), NodeHistoryConfig())
+    assert f.culprits[0] == "node:gpu-b07" and "black hole" in f.message and "3 user(s)" in f.message
+    assert [a.type for a in f.suggested_actions] == ["drain_node", "run_gpu_diagnostic"]
+
+
+def test_repeat_offender_over_days(make_facts):
+    (f,) = check_node_failure_history(make_facts(("slurm/sacct.txt", "sacct-text", REPEAT)), NodeHistoryConfig())
+    assert f.culprits[:4] == ["node:hgx-14", "job:610001", "job:610077", "job:610150"]
+    assert "repeat offender" in f.message and "over 4.0 days" in f.message
+
+
+def test_failures_spread_over_many_nodes_name_none(make_facts):
+    rows = HEAD + "".join(_row(str(800 + i), "kim", "FAILED", "2026-05-20T14:00:00", "2026-05-20T14:00:05",
+                               "00:00:05", f"n{i:02d}") for i in range(8))
+    assert check_node_failure_history(make_facts(("slurm/sacct.txt", "sacct-text", rows)), NodeHistoryConfig()) == []

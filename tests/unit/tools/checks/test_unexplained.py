@@ -1,0 +1,32 @@
+"""unexplained_signals: error-level lines no finding explains make an inconclusive finding; explained ones do not."""
+
+from __future__ import annotations
+
+from tools.checks import run_checks
+from tools.checks.unexplained import unexplained_signals
+
+SOFT_LOCKUP = ("Jun 03 04:18:43 n07 kernel: watchdog: BUG: soft lockup - CPU#12 stuck for 22s! [python3:88123]\n"
+               "Jun 03 04:19:10 n07 kernel: mce: [Hardware Error]: Machine check events logged\n")
+XID79 = "[Mon Mar  4 10:01:02 2026] NVRM: Xid (PCI:0000:b3:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
+BENIGN = ("[    1.0] ACPI BIOS Error (bug): Could not resolve symbol [\\_SB.PCI0], AE_NOT_FOUND\n"
+          "[    2.0] nvidia: module verification failed: signature and/or required key missing - tainting kernel\n"
+          "[    3.0] EDAC MC0: 1 CE memory read error on CPU_SrcID#0 (corrected)\n")
+
+
+def test_unclassified_error_lines_are_an_inconclusive_finding(make_facts):
+    facts = make_facts(("kernel/n07.log", "kernel-log", SOFT_LOCKUP), **{"kernel/n07.log": {"node": "n07"}})
+    f = unexplained_signals(facts, [])
+    assert f is not None and f.root_cause == "inconclusive" and f.culprits == ["node:n07"]
+    assert "2 error-level signal(s)" in f.message and all(a.type in ("run_gpu_diagnostic", "notify_owner")
+                                                           for a in f.suggested_actions)
+
+
+def test_signals_on_a_node_a_finding_names_are_explained(make_facts):
+    facts = make_facts(("kernel/n07.log", "kernel-log", XID79 + SOFT_LOCKUP), **{"kernel/n07.log": {"node": "n07"}})
+    run = run_checks(facts)
+    assert [f.root_cause for f in run.findings] == ["gpu_hardware_fault"]
+
+
+def test_firmware_noise_and_corrected_errors_are_not_signals(make_facts):
+    facts = make_facts(("kernel/n07.log", "kernel-log", BENIGN), **{"kernel/n07.log": {"node": "n07"}})
+    assert unexplained_signals(facts, []) is None

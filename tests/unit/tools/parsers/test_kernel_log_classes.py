@@ -1,0 +1,66 @@
+"""kernel-log parser: the event classes beyond GPUs and Lustre — GPFS, NFS, Ethernet/RoCE, PCIe, slurmd /
+SPANK, GPU-stack daemons, syslog tags and priorities, and generic error-level lines (shapes from the IBM
+Spectrum Scale problem determination guide, the Linux NFS client, mlx5/ixgbe drivers, the PCIe AER
+driver, slurmd, nvidia-fabricmanager)."""
+
+from __future__ import annotations
+
+from tools.models.logs import FsClientEvent, GpuStackEvent, LinkEvent, PcieEvent, SlurmNodeEvent
+from tools.parsers.kernel.kernel_log import parse_kernel_log
+
+
+def _one(line: str, node: str | None = "n1"):
+    (ev,) = parse_kernel_log(line + "\n", path="k", node=node)
+    return ev
+
+
+def test_gpfs_mmfs_log_lines_by_state_and_the_expelled_node():
+    ev = _one("2026-11-29_14:22:40.112+0000: [E] Node 10.20.0.9 (hgx09) is being expelled because of an expired lease.")
+    assert isinstance(ev, FsClientEvent) and (ev.fs_type, ev.state, ev.server, ev.severity) == ("gpfs", "expelled", "hgx09", "err")
+    ev = _one("Sep 24 13:02:31 k-g02 mmfs[3310]: [E] Lost membership in cluster storage.kite.example. Unmounting file systems.")
+    assert (ev.source, ev.state, ev.node) == ("mmfs", "quorum_lost", "k-g02")
+    assert _one("Jun 03 04:18:44 gp-c14 mmfs[5112]: [X] The mmfs daemon is shutting down abnormally.").state == "not_started"
+    assert _one("Mon Nov 30 10:01:02.123 2026: [X] File System scratch unmounted by the system with return code 5").fs == "scratch"
+
+
+def test_nfs_client_not_responding_and_ok():
+    down = _one("[Thu Apr  9 02:03:41 2026] nfs: server nfs01 not responding, still trying")
+    back = _one("[Thu Apr  9 02:06:12 2026] nfs: server nfs01 OK")
+    assert (down.fs_type, down.state, down.server) == ("nfs", "not_responding", "nfs01") and back.state == "restored"
+
+
+def test_ethernet_and_roce_links_are_links_too():
+    ev = _one("2026-11-03T14:02:42+0000 r-b03 kernel: mlx5_core 0000:9b:00.0 ens6f0np0: Link down")
+    assert isinstance(ev, LinkEvent) and (ev.state, ev.port, ev.link_type, ev.node) == ("down", "ens6f0np0", "ethernet", "r-b03")
+    assert _one("[ 1.0] ixgbe 0000:01:00.0 eth2: NIC Link is Down").link_type == "ethernet"
+
+
+def test_pcie_aer_names_the_reporting_device_and_link_degradation():
+    ev = _one("[Wed Apr 22 06:33:10 2026] pcieport 0000:a0:01.1: AER: Corrected error received: 0000:a1:00.0")
+    assert isinstance(ev, PcieEvent) and (ev.pci, ev.corrected, ev.what) == ("0000:a1:00.0", True, "aer")
+    ev = _one("[ 5.0] pci 0000:a1:00.0: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at "
+              "0000:a0:01.1 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)")
+    assert (ev.what, ev.pci) == ("link_degraded", "0000:a1:00.0")
+    assert not _one("[ 6.0] pcieport 0000:00:01.0: AER: Uncorrected (Non-Fatal) error received: 0000:01:00.0").corrected
+
+
+def test_slurmd_spank_and_gpu_stack_daemons():
+    ev = _one("Mar 04 05:09:41 gpu003 slurmd[4121]: spank-epilog: error: pyxis: failed to remove container of job 74002")
+    assert isinstance(ev, SlurmNodeEvent) and (ev.what, ev.source) == ("spank_error", "slurmd")
+    ev = _one("Jul 09 10:01:02 hgx04 nv-fabricmanager[2201]: request to query NVSwitch device information from "
+              "NVSwitch driver failed with error:WARNING Nvswitch fatal error detected")
+    assert isinstance(ev, GpuStackEvent) and ev.component == "fabricmanager"
+
+
+def test_priorities_from_dmesg_x_and_rfc5424_and_generic_error_lines():
+    ev = _one("kern  :err   : [  912.5] mce: [Hardware Error]: Machine check events logged")
+    assert (ev.kind, ev.severity) == ("generic", "err")
+    ev = _one("<11>1 2026-03-04T10:01:02Z gpu017 beegfs-client 4211 - - Communication error: node unreachable")
+    assert (ev.source, ev.severity) == ("beegfs-client", "err")
+    assert parse_kernel_log("kern  :info  : [  1.0] ACPI: bus type PCI registered\n", path="k") == []
+    assert parse_kernel_log("[ 1.0] ACPI BIOS Error (bug): Could not resolve symbol, AE_NOT_FOUND\n", path="k") == []
+
+
+def test_generic_events_are_capped_per_file():
+    text = "".join(f"[ {i}.0] foo: fatal error number {i}\n" for i in range(500))
+    assert len(parse_kernel_log(text, path="k")) == 200
