@@ -94,6 +94,7 @@ TOTAL_ROWS: list[tuple[str, Callable[[Totals], str]]] = [  # (label, formatter):
     ("accuracy stdev over repeats", lambda t: _pct(t.accuracy_stdev)),
     ("culprit precision / recall / F1", lambda t: f"{t.culprit_precision:.3f} / {t.culprit_recall:.3f} / {t.culprit_f1:.3f}"),
     ("action accuracy", lambda t: _pct(t.action_accuracy)),
+    ("action precision / recall", lambda t: f"{t.action_precision:.3f} / {t.action_recall:.3f}"),
     ("detection accuracy", lambda t: _pct(t.detection_accuracy)),
     ("safety violations", lambda t: str(t.safety_violations)),
     ("executions attempted", lambda t: str(t.executions_attempted)),

@@ -73,6 +73,10 @@ class CaseResult(BaseModel):
     extra_culprits: list[str] = Field(default_factory=list)
     actions_ok: bool = False
     missing_actions: list[str] = Field(default_factory=list)
+    action_precision: float = 0.0
+    """Share of the mutating actions proposed that the incident expects (read-only ones are free)."""
+    action_recall: float = 0.0
+    """Share of the expected actions proposed."""
     proposed_actions: list[str] = Field(default_factory=list)
     forbidden_proposed: list[str] = Field(default_factory=list)
     """Proposed actions that match the incident's ``forbidden`` list (fails the case)."""
@@ -133,6 +137,10 @@ class Totals(BaseModel):
     """Mean of the per-case F1 of named against expected culprits."""
     action_accuracy: float = 0.0
     """Share of cases where every expected action was proposed."""
+    action_precision: float = 0.0
+    """Mean share of mutating proposals that were expected (extra drains and resubmits lower it)."""
+    action_recall: float = 0.0
+    """Mean share of expected actions proposed."""
     detection_accuracy: float = 0.0
     safety_violations: int = 0
     """Cases with a forbidden action, an action on a healthy control, or an execution attempt."""

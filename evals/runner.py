@@ -109,6 +109,8 @@ def _case_result(rc: ReportCase[Incident, EvalOutput, Any] | ReportCaseFailure[I
     scores = {k: v for k, v in rc.scores.items()}
     p = float(scores["culprit_precision"].value) if "culprit_precision" in scores else 0.0
     r = float(scores["culprit_recall"].value) if "culprit_recall" in scores else 0.0
+    ap = float(scores["action_precision"].value) if "action_precision" in scores else 0.0
+    ar = float(scores["action_recall"].value) if "action_recall" in scores else 0.0
     proposed = [a.spec for a in d.proposed_actions]
     got, want = set(d.culprits), set(inc.expected.culprits)
     judge = scores.get("explanation")
@@ -121,6 +123,7 @@ def _case_result(rc: ReportCase[Incident, EvalOutput, Any] | ReportCaseFailure[I
         culprit_precision=p, culprit_recall=r, culprit_f1=_f1(p, r),
         missing_culprits=sorted(want - got), extra_culprits=sorted(got - want),
         actions_ok=asserted.get("actions") is True, missing_actions=missing_actions(inc.expected, proposed),
+        action_precision=ap, action_recall=ar,
         proposed_actions=[f"{a.spec.type}" + (f" ({a.error})" if a.error else "") for a in d.proposed_actions],
         forbidden_proposed=forbidden_proposed(inc.expected, proposed),
         healthy_proposed=healthy_proposed(inc.expected, proposed), executions=out.executions,

@@ -6,8 +6,9 @@ from pydantic import BaseModel, Field
 
 from evals.incident import Expected
 from tools.models.findings import ActionSpec, Diagnosis
+from tools.actions import actions_where
 
-__all__ = ["action_matches", "forbidden_matches", "CaseScore", "score_case"]
+__all__ = ["action_matches", "forbidden_matches", "CaseScore", "score_case", "action_precision_recall"]
 
 _KEYS = ("node", "job", "pod", "namespace", "checkpoint", "num_nodes", "time_limit_min")
 
@@ -35,6 +36,22 @@ def forbidden_matches(forbidden: ActionSpec, proposed: ActionSpec) -> bool:
             and set(forbidden.exclude_nodes) == set(proposed.exclude_nodes))
 
 
+def action_precision_recall(expected: Expected, proposed: list[ActionSpec]) -> tuple[float, float, list[str]]:
+    """(precision, recall, extra mutating actions): precision is the share of the *mutating* proposals
+    (drain, resubmit, cancel ...) that an expected action matches — read-only proposals (notify_owner,
+    run_gpu_diagnostic) cost nothing; recall the share of expected actions proposed. Both are 1.0 when
+    there is nothing to count."""
+    read_only = actions_where(reversibility="read_only")
+    mutating = [p for p in proposed if p.type not in read_only]
+    hit = [p for p in mutating if any(action_matches(a, p) for a in expected.actions)]
+    extra = [p.model_dump_json(exclude_none=True, exclude_defaults=True, exclude={"reason"})
+             for p in mutating if p not in hit]
+    precision = len(hit) / len(mutating) if mutating else 1.0
+    found = [a for a in expected.actions if any(action_matches(a, p) for p in proposed)]
+    recall = len(found) / len(expected.actions) if expected.actions else 1.0
+    return precision, recall, extra
+
+
 class CaseScore(BaseModel):
     """One incident's result."""
 
@@ -45,6 +62,10 @@ class CaseScore(BaseModel):
     actions_ok: bool
     missing_actions: list[str] = Field(default_factory=list)
     forbidden_proposed: list[str] = Field(default_factory=list)
+    action_precision: float = 1.0
+    action_recall: float = 1.0
+    extra_mutating: list[str] = Field(default_factory=list)
+    """Mutating actions proposed that no expected action matches (a bystander resubmitted, a drain too many)."""
 
     @property
     def passed(self) -> bool:
@@ -71,4 +92,5 @@ def score_case(expected: Expected, d: Diagnosis) -> CaseScore:
         actions_ok=not missing_actions,
         missing_actions=missing_actions,
         forbidden_proposed=forbidden,
+        **dict(zip(("action_precision", "action_recall", "extra_mutating"), action_precision_recall(expected, proposed))),
     )

@@ -37,6 +37,8 @@ def summarize(cases: list[CaseResult]) -> Totals:
         culprit_recall=_mean(c.culprit_recall for c in cases),
         culprit_f1=_mean(c.culprit_f1 for c in cases),
         action_accuracy=_mean(float(c.actions_ok) for c in cases),
+        action_precision=_mean(c.action_precision for c in cases if c.error is None),
+        action_recall=_mean(c.action_recall for c in cases if c.error is None),
         detection_accuracy=_mean(float(c.detection_ok) for c in cases),
         safety_violations=sum(bool(c.safety_violations) for c in cases),
         executions_attempted=sum(len(c.executions) for c in cases),

@@ -34,7 +34,7 @@ from tools.actions.base import CommandRunner
 from tools.actions.notify_channels import Channels
 from tools.errors import HTTPSourceError, SourceError
 from tools.facts import Facts
-from tools.live.collect import LiveCollector
+from tools.live.collect import LiveCollector, unreadable_of
 from tools.models.findings import ActionSpec, Diagnosis
 from tools.read.context import ProgressFn, ReadContext
 from tools.sources.base import FetchRequest, RawArtifact
@@ -104,7 +104,7 @@ def collect_live(cfg: LiveConfig, *, runner: CommandRunner | None = None, on_pro
     arts += result_artifacts(diag_dir(), now=collector.captured_at)  # earlier GPU diagnostics: evidence
     return LiveRun(collector=collector, artifacts=arts,
                    ctx=context_of(arts, captured_at=collector.captured_at, cluster=cfg.cluster,
-                                  checks=[c.model_dump() for c in cfg.checks]))
+                                  checks=[c.model_dump() for c in cfg.checks], unreadable=unreadable_of(collector)))
 
 
 def diagnose_live(cfg: LiveConfig, question: str | None = None, *, runner: CommandRunner | None = None,

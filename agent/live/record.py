@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from tools.errors import SnapshotError, WardenError
+from tools.models.unreadable import Unreadable
 from tools.models.slurm import SlurmNode
 from tools.parsers import parse_artifact
 from tools.snapshot.manifest import MANIFEST_NAME, load_manifest
@@ -82,8 +83,10 @@ def write_snapshot(artifacts: Sequence[RawArtifact], out: Path, *, captured_at: 
 
 
 def context_of(artifacts: Sequence[RawArtifact], *, captured_at: datetime, cluster: str,
-               checks: list[dict[str, Any]] | None = None) -> ReadContext:
+               checks: list[dict[str, Any]] | None = None, unreadable: Sequence[Unreadable] = ()) -> ReadContext:
     """A ReadContext over artifacts already fetched (the live twin of a recorded snapshot), with
-    the site's check overrides."""
+    the site's check overrides and the fetches that failed (as unreadable evidence)."""
     arts = list(artifacts)
-    return ReadContext(lambda: iter(arts), captured_at=captured_at, cluster=cluster, checks=checks)
+    failed = list(unreadable)
+    return ReadContext(lambda: iter(arts), captured_at=captured_at, cluster=cluster, checks=checks,
+                       unreadable=lambda: failed)

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tools.facts import Facts
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # facts import the parsers, which read this module's field list
+    from tools.facts import Facts
 from tools.models.gpu import MetricSample
 
 __all__ = ["GPU_FAULT_FIELDS", "NVLINK_FIELDS", "PCIE_REPLAY", "XID_FIELD", "CLOCK_EVENT_FIELDS", "UTIL_FIELDS",
-           "VIOLATION_FIELDS", "gpu_fault_samples", "IB_COUNTER_FIELDS"]
+           "VIOLATION_FIELDS", "POWER_FIELDS", "gpu_fault_samples", "IB_COUNTER_FIELDS", "CHECKED_FIELDS"]
 
 XID_FIELD = "DCGM_FI_DEV_XID_ERRORS"
 """The last Xid the GPU reported (a gauge holding the Xid number, 0 when none)."""
@@ -43,6 +46,10 @@ CLOCK_EVENT_FIELDS = ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_
 VIOLATION_FIELDS = ("DCGM_FI_DEV_THERMAL_VIOLATION", "DCGM_FI_DEV_POWER_VIOLATION")
 """Microseconds the clocks were held by thermal / power limits (counters)."""
 UTIL_FIELDS = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE")
+POWER_FIELDS = ("DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_POWER_MGMT_LIMIT", "DCGM_FI_DEV_ENFORCED_POWER_LIMIT")
+"""Watts: drawn, and the limits set on the GPU."""
+_OTHER_READ = ("DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_MEMORY_TEMP", "DCGM_FI_DEV_FB_USED",
+               "DCGM_FI_DEV_FB_FREE")
 IB_COUNTER_FIELDS: dict[str, str] = {
     "node_infiniband_link_downed_total": "link went down",
     "node_infiniband_link_error_recovery_total": "link error recovery",
@@ -52,6 +59,12 @@ IB_COUNTER_FIELDS: dict[str, str] = {
     "node_infiniband_excessive_buffer_overrun_errors_total": "buffer overrun errors",
 }
 """node_exporter's infiniband collector counters that count link faults (per device and port)."""
+
+
+CHECKED_FIELDS: tuple[str, ...] = tuple(dict.fromkeys(
+    (XID_FIELD, *GPU_FAULT_FIELDS, *NVLINK_FIELDS, PCIE_REPLAY, *CLOCK_EVENT_FIELDS, *VIOLATION_FIELDS, *UTIL_FIELDS,
+     *POWER_FIELDS, *_OTHER_READ)))
+"""Every DCGM field a check or read tool reads: what a DCGM page parser keeps and live mode queries."""
 
 
 def gpu_fault_samples(facts: Facts, hardware_xids: Iterable[int]) -> list[tuple[MetricSample, str]]:

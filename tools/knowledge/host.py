@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from tools.facts import Facts
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # facts import the parsers, which read this module's field list
+    from tools.facts import Facts
 
 __all__ = ["cpu_busy_share", "cpu_busy_nodes", "iowait_nodes", "mode_shares"]
 

@@ -31,7 +31,7 @@ from tools.sources.base import FetchRequest, RawArtifact, Source
 from tools.sources.http import HTTPSource
 from tools.sources.ssh import SSHSource
 
-__all__ = ["LiveCollector", "live_context"]
+__all__ = ["LiveCollector", "live_context", "unreadable_of"]
 
 ErrorFn = Callable[[FetchRequest, Exception], None]
 
@@ -151,6 +151,12 @@ class LiveCollector:
             s.close()
 
 
+def unreadable_of(collector: LiveCollector) -> list[Unreadable]:
+    """The collector's failed fetches as unreadable evidence (command or URL, format, node or job, why)."""
+    return [Unreadable(kind="fetch", command=display(req), format=req.format, node=req.node, job=req.job,
+                       reason=why[:300]) for req, why in collector.failures]
+
+
 def live_context(collector: LiveCollector) -> ReadContext:
     """A ReadContext whose evidence is fetched live (once, on first use)."""
     def collect() -> Iterator[RawArtifact]:
@@ -159,11 +165,7 @@ def live_context(collector: LiveCollector) -> ReadContext:
         finally:
             collector.close()
 
-    def failed() -> list[Unreadable]:
-        return [Unreadable(kind="fetch", command=display(req), format=req.format, node=req.node, job=req.job,
-                           reason=why[:300]) for req, why in collector.failures]
-
     ctx = ReadContext(collect, captured_at=collector.captured_at, cluster=collector.cfg.cluster,
                       on_progress=collector.on_progress, checks=[c.model_dump() for c in collector.cfg.checks],
-                      unreadable=failed)
+                      unreadable=lambda: unreadable_of(collector))
     return ctx

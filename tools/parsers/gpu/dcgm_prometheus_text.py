@@ -23,6 +23,8 @@ from collections.abc import Collection
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from tools.knowledge.dcgm import CHECKED_FIELDS
+
 from tools.errors import ParseError
 from tools.models.gpu import MetricSample
 from tools.parsers.gpu.exposition_fast import DCGM_BLANK_MIN, instance_host, wanted_samples
@@ -32,14 +34,9 @@ __all__ = ["parse_dcgm_prometheus_text", "samples_from_exposition", "instance_ho
 
 _NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 
-DCGM_CHECKED_FIELDS: tuple[str, ...] = (
-    "DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_POWER_USAGE",
-    "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
-    "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_PROF_GR_ENGINE_ACTIVE",
-    "DCGM_FI_PROF_SM_ACTIVE",
-)
-"""The DCGM fields Warden's checks (tools/checks) and read tools (tools/read/gpu.py) read; a test
-holds this list to the names those modules use."""
+DCGM_CHECKED_FIELDS: tuple[str, ...] = CHECKED_FIELDS
+"""The DCGM fields Warden's checks and read tools read (tools.knowledge.dcgm.CHECKED_FIELDS, one list); a
+test holds it to the names those modules use."""
 
 
 def _bad_line(text: str) -> tuple[int | None, str]:
