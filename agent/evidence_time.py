@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from tools.checks.base import kernel_event_time
+from tools.facts.queries import kernel_event_time
 from tools.facts import Facts
 from tools.models.findings import Evidence, Finding
 

@@ -23,7 +23,7 @@ from tools.facts import Facts
 from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_event_time, rank_node
 from tools.knowledge.dcgm import gpu_fault_samples
 from tools.knowledge.precedence import confidence
-from tools.knowledge.xid import HARDWARE_XIDS, RECOVERY_XID, recovery_action, xid_class
+from tools.knowledge.xid import HARDWARE_XIDS, RECOVERY_XID, describe_xid, recovery_action, xid_class
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import CudaErrorEvent, XidEvent
 from tools.platform import node_ref, take_out_of_service, victims
@@ -31,6 +31,7 @@ from tools.platform import node_ref, take_out_of_service, victims
 __all__ = ["XidConfig", "check_gpu_xid"]
 
 _EVENT_XID = re.compile(r"\bXid\b\D{0,12}?(\d{1,3})\b", re.IGNORECASE)
+_XID_LABEL = re.compile(r"^Xid (\d{1,3})$")  # a bare "Xid N" label, described for the message
 
 
 class XidConfig(CheckConfig):
@@ -74,7 +75,8 @@ def _kernel(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
             else:
                 continue
         else:
-            label = "GPU fallen off the bus" if ev.kind == "fallen_off_bus" else "uncorrectable ECC"
+            # "fallen off the bus" is Xid 79 in NVIDIA's catalogue: one label, whichever line said it.
+            label = "Xid 79" if ev.kind == "fallen_off_bus" else "uncorrectable ECC"
         n = nodes[ev.node]
         n.direct.append(kernel_evidence(ev))
         n.what.add(label)
@@ -177,6 +179,8 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
             continue
         ref = node_ref(facts, name)
         what = ", ".join(sorted(n.what)) or "GPU hardware errors"
+        said = ", ".join(_XID_LABEL.sub(lambda m: describe_xid(int(m.group(1))), w) for w in sorted(n.what)) \
+            or "GPU hardware errors"
         jobs = [j for j in affected_jobs(facts, [name]) if not _ended_before(facts, j, n.first)]
         jobs += [j for j in n.jobs if j not in jobs]
         reason = f"GPU hardware fault ({clip(what, 80)})"
@@ -186,7 +190,7 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
         corroborated = (direct and bool(n.symptoms)) or len(n.direct) >= 2 or len(n.jobs) >= 2
         findings.append(Finding(
             check="gpu_xid", root_cause="gpu_hardware_fault",
-            message=f"{len(n.direct) + len(n.symptoms)} GPU hardware error event(s) on {name}: {what} "
+            message=f"{len(n.direct) + len(n.symptoms)} GPU hardware error event(s) on {name}: {said} "
                     f"(threshold {cfg.min_events})",
             culprits=[ref.culprit, *culprits],
             evidence=(n.direct + n.symptoms)[:6],

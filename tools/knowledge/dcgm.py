@@ -75,7 +75,7 @@ def gpu_fault_samples(facts: Facts, hardware_xids: Iterable[int]) -> list[tuple[
     out: list[tuple[MetricSample, str]] = []
     for s in facts.samples(XID_FIELD):
         if s.node and int(s.value) in hw:
-            out.append((s, f"Xid {int(s.value)} (DCGM)"))
+            out.append((s, f"Xid {int(s.value)}"))
     for name, label in GPU_FAULT_FIELDS.items():
         limit = _REMAPPED_ROWS_LIMIT if name == "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS" else 0
         for s in facts.samples(name):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Literal
 
 __all__ = ["XidClass", "XID_CLASSES", "xid_class", "HARDWARE_XIDS", "NVLINK_XIDS", "APPLICATION_XIDS",
-           "MEMORY_XIDS", "RECOVERY_XID", "recovery_action"]
+           "MEMORY_XIDS", "RECOVERY_XID", "recovery_action", "XID_MEANINGS", "describe_xid"]
 
 XidClass = Literal["hardware", "nvlink", "application", "recovery", "unknown"]
 
@@ -39,6 +39,24 @@ XID_CLASSES: dict[int, XidClass] = {
     **{x: "hardware" for x in HARDWARE_XIDS}, **{x: "nvlink" for x in NVLINK_XIDS},
     **{x: "application" for x in APPLICATION_XIDS}, RECOVERY_XID: "recovery",
 }
+
+XID_MEANINGS: dict[int, str] = {
+    13: "graphics engine exception", 31: "GPU memory page fault", 43: "GPU stopped processing",
+    45: "preemptive cleanup", 46: "GPU stopped processing", 48: "double-bit ECC error",
+    54: "auxiliary power lost", 57: "video memory interface error", 58: "video memory interface error",
+    61: "micro-controller breakpoint", 62: "micro-controller halt", 63: "row remap pending",
+    64: "row remap failure", 68: "video processor exception", 74: "NVLink error", 79: "fallen off the bus",
+    92: "high single-bit ECC rate", 94: "contained ECC error", 95: "uncontained ECC error",
+    109: "context switch timeout", 119: "GSP RPC timeout", 120: "GSP error", 140: "unrecovered ECC error",
+    143: "GPU initialisation failure", 154: "recovery action changed",
+}
+"""Short meanings from NVIDIA's Xid catalogue, for messages a person reads."""
+
+
+def describe_xid(xid: int) -> str:
+    """``Xid 79 (fallen off the bus)``; ``Xid N`` alone when the catalogue meaning is not in the table."""
+    meaning = XID_MEANINGS.get(xid)
+    return f"Xid {xid} ({meaning})" if meaning else f"Xid {xid}"
 
 
 def xid_class(xid: int) -> XidClass:

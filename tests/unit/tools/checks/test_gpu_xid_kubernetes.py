@@ -39,7 +39,7 @@ def test_xid79_on_a_kubernetes_node_names_node_and_gpu_pods_and_cordons(make_fac
     (f,) = check_gpu_xid(facts, XidConfig())
     assert f.root_cause == "gpu_hardware_fault" and f.strength == "direct"
     assert f.culprits == ["k8snode:gpu-a100-01", "pod:ml-team/resnet-train-7d9c6b5f4-x2kqp", "pod:research/dpo-13b-worker-2"]
-    assert "Xid 79 (threshold 1)" in f.message
+    assert "Xid 79 (fallen off the bus) (threshold 1)" in f.message
     # Never a Slurm action on a Kubernetes node: cordon, and no drain or resubmit.
     assert [(a.type, a.node) for a in f.suggested_actions] == [("cordon_node", "gpu-a100-01")]
     assert (f.evidence[0].file, f.evidence[0].line) == (KERNEL, 1)
