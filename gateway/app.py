@@ -26,14 +26,15 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from gateway.budgets import Budgets, Caller
+from gateway.budgets import Budgets, Caller, Reservation
 from gateway.cache import ResponseCache, cache_key
 from gateway.config import GatewayConfig
-from gateway.errors import BadRequest, GatewayError, LimitExceeded
+from gateway.errors import AllProvidersFailed, BadRequest, GatewayError, LimitExceeded, UnknownModel
 from gateway.ledger import Ledger, LedgerEntry, price_usd
 from gateway.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
 from gateway.providers import build_provider
-from gateway.providers.base import Provider, chunks_usage_estimate, completion_to_chunks
+from gateway.providers.base import (Provider, chunks_usage_estimate, completion_to_chunks, estimate_tokens,
+                                    message_text)
 from gateway.providers.builtin import RespondFn
 from gateway.redaction import Redactor
 from gateway.routing import Router
@@ -82,7 +83,7 @@ class GatewayApp:
         redactor = Redactor(config.redaction.extra_patterns) if config.redaction.enabled else None
         self.router = Router(config, self.providers, redactor, self.metrics)
         self.cache = ResponseCache(config.cache, self.store)
-        self.budgets = Budgets(config, self.store.reader)
+        self.budgets = Budgets(config, store_path)
         self.ledger = Ledger(self.store)
         self._ids = itertools.count(1)
         self._id_prefix = f"req-{os.getpid():x}-{int(time.time()):x}-"
@@ -115,6 +116,7 @@ class GatewayApp:
             return
         self._closed = True
         await asyncio.to_thread(self.store.close)
+        self.budgets.close()
         for provider in self.providers.values():
             await provider.aclose()
 
@@ -151,13 +153,18 @@ class GatewayApp:
         run_id = _header(scope, b"x-warden-run-id")
         entry = LedgerEntry(request_id=request_id, key="unknown", team=None, run_id=run_id, model="")
         caller: Caller | None = None
+        held: Reservation | None = None
         try:
             body = await _read_json(receive)
             entry.model = body["model"]
             entry.stream = bool(body.get("stream"))
             caller = self.budgets.authenticate(_header(scope, b"authorization"))
             entry.key, entry.team = caller.key, caller.team
-            self.budgets.admit(caller, run_id)
+            if entry.model not in self.config.routes:
+                raise UnknownModel(f"The model {entry.model!r} does not exist; known models: "
+                                   f"{sorted(self.config.routes)}")
+            if self.budgets.counted(caller, run_id):
+                held = self._reserve(body, caller, run_id)
             if entry.stream:
                 await self._chat_stream(body, scope, send, entry, request_id)
             else:
@@ -165,12 +172,41 @@ class GatewayApp:
         except GatewayError as exc:
             if isinstance(exc, LimitExceeded):
                 self.metrics.limit_rejections.labels(exc.limit).inc()
+            if isinstance(exc, AllProvidersFailed) and exc.attempts:
+                entry.provider = exc.attempts[-1].provider
+                entry.attempts = len(exc.attempts)
             entry.status = exc.status
             entry.error = f"{exc.code}: {exc.message}"[:500]
             await _send_error(send, exc, request_id)
         finally:
             entry.latency_ms = (time.perf_counter() - started) * 1000
-            self._finish(entry, caller)
+            self._finish(entry, held)
+
+    def _reserve(self, body: dict[str, Any], caller: Caller, run_id: str | None) -> Reservation:
+        """Hold the request's estimated spend; lower its max_tokens to what a budget has left."""
+        requested = _max_tokens(body)
+        prompt = estimate_tokens(message_text(body["messages"])
+                                 + json.dumps(body.get("tools") or "", separators=(",", ":")))
+        in_price, out_price = self._route_prices(body["model"])
+        held = self.budgets.reserve(caller, run_id, prompt_tokens=prompt, max_completion_tokens=requested,
+                                    input_usd_per_token=in_price, output_usd_per_token=out_price)
+        allowed = held.max_completion_tokens
+        if allowed is not None and (requested is None or allowed < requested):
+            body["max_tokens"] = allowed
+            if "max_completion_tokens" in body:
+                body["max_completion_tokens"] = allowed
+        return held
+
+    def _route_prices(self, alias: str) -> tuple[float, float]:
+        """USD per token (input, output) of the dearest upstream model on the alias's route; when the
+        route's models have no price (the upstream names its model only in the reply), the dearest of
+        the price table, so that a cost budget is never under-reserved."""
+        chain = set(self.config.routes.get(alias, []))
+        models = [getattr(p, "openai_model", None) or alias for p in self.config.providers if p.name in chain]
+        prices = [self.config.prices[m] for m in models if m in self.config.prices] or list(self.config.prices.values())
+        if not prices:
+            return 0.0, 0.0
+        return (max(p.input_usd_per_mtok for p in prices) / 1e6, max(p.output_usd_per_mtok for p in prices) / 1e6)
 
     async def _chat_plain(
         self, body: dict[str, Any], scope: Scope, send: Send, entry: LedgerEntry, request_id: str
@@ -260,11 +296,14 @@ class GatewayApp:
         entry.attempts = attempts
         entry.redactions = len(redactions)
 
-    def _finish(self, entry: LedgerEntry, caller: Caller | None) -> None:
-        self.metrics.observe_request(entry.model, entry.provider or "none", entry.status, entry.latency_ms / 1000,
+    def _finish(self, entry: LedgerEntry, held: Reservation | None) -> None:
+        model = entry.model if entry.model in self.config.routes else "unknown"  # bounded label values
+        self.metrics.observe_request(model, entry.provider or "none", entry.status, entry.latency_ms / 1000,
                                      entry.prompt_tokens, entry.completion_tokens, entry.cost_usd)
-        if caller is not None and not entry.cache_hit and entry.status < 400:
-            self.budgets.charge(caller, entry.run_id, entry.prompt_tokens + entry.completion_tokens, entry.cost_usd)
+        if held is not None:
+            spent = not entry.cache_hit
+            self.budgets.settle(held, entry.prompt_tokens + entry.completion_tokens if spent else 0,
+                                entry.cost_usd if spent else 0.0)
         self.ledger.record(entry)
 
 
@@ -272,6 +311,22 @@ def _usage_into(entry: LedgerEntry, usage: Any) -> None:
     if isinstance(usage, dict):
         entry.prompt_tokens = int(usage.get("prompt_tokens") or 0)
         entry.completion_tokens = int(usage.get("completion_tokens") or 0)
+
+
+def _max_tokens(body: dict[str, Any]) -> int | None:
+    """The request's completion limit (``max_completion_tokens`` or ``max_tokens``), validated.
+
+    Raises:
+        BadRequest: it is not a positive integer.
+    """
+    for name in ("max_completion_tokens", "max_tokens"):
+        value = body.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise BadRequest(f"{name!r} must be a positive integer, got {value!r}")
+        return value
+    return None
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

@@ -206,6 +206,8 @@ class GatewayConfig(_Strict):
     """Cap on cost per ``X-Warden-Run-Id``; None is unlimited."""
     run_token_cap: int | None = Field(None, ge=0)
     """Cap on tokens per ``X-Warden-Run-Id``; None is unlimited."""
+    reserve_output_tokens: int = Field(4096, ge=1)
+    """Completion tokens a budgeted request without ``max_tokens`` reserves (and is then sent with)."""
     redaction: RedactionConfig = Field(default_factory=RedactionConfig)
     ledger_flush_interval_s: float = Field(0.2, gt=0)
 

@@ -86,7 +86,12 @@ class StubUpstream:
 
     def completion(self, body: dict[str, Any], reply: StubReply) -> dict[str, Any]:
         """The ``chat.completion`` the stub sends for a request and reply."""
-        message: dict[str, Any] = {"role": "assistant", "content": None if reply.tool_calls else reply.content}
+        content = None if reply.tool_calls else reply.content
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        finish = "tool_calls" if reply.tool_calls else "stop"
+        if isinstance(content, str) and isinstance(limit, int) and estimate_tokens(content) > limit:
+            content, finish = content[:4 * limit], "length"  # as a real server stops at max_tokens
+        message: dict[str, Any] = {"role": "assistant", "content": content}
         if reply.tool_calls:
             message["tool_calls"] = reply.tool_calls
         prompt = estimate_tokens(message_text(body.get("messages", [])))
@@ -96,8 +101,7 @@ class StubUpstream:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": self.model,
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
         }
 

@@ -52,9 +52,14 @@ class BuiltinProvider(Provider):
         Token counts are estimated from text length (4 characters per token).
 
         Raises:
-            ProviderBadResponse: when ``respond`` returns something that is not a message dict.
+            ProviderBadResponse: when ``respond`` fails on the conversation or returns something that is
+                not a message dict.
         """
-        message = self._fn()(request)
+        try:
+            message = self._fn()(request)
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as exc:
+            # a conversation the diagnostician cannot read (hostile or garbled) is a bad reply, not a crash
+            raise ProviderBadResponse(self.name, f"respond() failed: {type(exc).__name__}: {exc}") from exc
         if not isinstance(message, dict) or message.get("role") != "assistant":
             raise ProviderBadResponse(self.name, f"respond() returned {type(message).__name__}, not an assistant message")
         tool_calls = message.get("tool_calls") or []

@@ -30,6 +30,7 @@ from gateway.errors import (
     ProviderTimeout,
 )
 from gateway.providers.base import Provider
+from gateway.providers.validate import check_chunk, check_completion
 
 __all__ = ["OpenAICompatProvider"]
 
@@ -113,11 +114,9 @@ class OpenAICompatProvider(Provider):
             raise self._status_error(status, content)
         try:
             data = json.loads(content)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise ProviderBadResponse(self.name, f"invalid JSON: {exc}") from exc
-        if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
-            raise ProviderBadResponse(self.name, "response has no choices list")
-        return data
+        return check_completion(self.name, data)
 
     async def stream(self, request: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """POST with ``stream: true`` and yield each SSE ``data:`` chunk until ``[DONE]``.
@@ -138,9 +137,9 @@ class OpenAICompatProvider(Provider):
                         return
                     try:
                         chunk = json.loads(data)
-                    except ValueError as exc:
+                    except (ValueError, RecursionError) as exc:
                         raise ProviderBadResponse(self.name, f"invalid JSON chunk: {exc}") from exc
-                    yield chunk
+                    yield check_chunk(self.name, chunk)
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             raise self._transport_error(exc) from exc
 

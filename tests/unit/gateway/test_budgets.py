@@ -77,12 +77,14 @@ async def test_team_tokens_per_day_shared_by_keys(upstreams, make_gateway):
 async def test_key_cost_per_day_and_tpm(upstreams, make_gateway):
     up = StubUpstream(default=StubReply(content="y" * 40))
     app = make_gateway(_config(upstreams(up), keys=[
-        {"name": "alice", "key_sha256": ALICE_HASH, "cost_per_day_usd": 0.001},
+        {"name": "alice", "key_sha256": ALICE_HASH, "cost_per_day_usd": 0.02},
         {"name": "bob", "key_sha256": BOB_HASH, "tpm": 5},
     ]))
     assert (await post(app, chat(), _auth(ALICE))).status_code == 200  # ~12 tokens at $1000/Mtok = $0.012
+    assert (await post(app, chat(), _auth(ALICE))).status_code == 200  # capped to the $0.008 left
     r = await post(app, chat(), _auth(ALICE))
     assert r.status_code == 429 and r.json()["error"]["param"] == "key_cost_per_day_usd"
+    assert r.json()["error"]["limit"]["used"] == pytest.approx(0.02)
     assert (await post(app, chat(), _auth(BOB))).status_code == 200
     r = await post(app, chat(), _auth(BOB))
     assert r.status_code == 429 and r.json()["error"]["param"] == "key_tpm"
@@ -111,7 +113,7 @@ async def test_spend_survives_restart(upstreams, make_gateway):
     assert (await post(app, chat(), {"X-Warden-Run-Id": "r1"})).status_code == 200
     await app.aclose()
     again = make_gateway(_config(url, run_cost_cap_usd=0.01))
-    assert again.budgets.run_totals("r1")[1] > 0.01
+    assert again.budgets.run_totals("r1")[1] == pytest.approx(0.01)  # the cap, not more
     assert (await post(again, chat(), {"X-Warden-Run-Id": "r1"})).status_code == 429
     await again.aclose()
 
