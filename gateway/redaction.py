@@ -17,6 +17,10 @@ from gateway.config import RedactionPattern
 
 __all__ = ["BUILTIN_PATTERNS", "Redactor", "user_name_patterns"]
 
+_VALUE = r"(?:\\\"[^\"\n]*?\\\"|'[^'\n]*'|\"[^\"\n]*\"|[^\s\"',;]+)"
+"""A value after ``key=`` / ``key:``: escaped-JSON quoted, single- or double-quoted (spaces allowed), or bare."""
+_LONG_VALUE = r"(?:\\\"[^\"\n]*?\\\"|'[^'\n]{4,}'|\"[^\"\n]{4,}\"|[^\s\"',;]{6,})"
+
 BUILTIN_PATTERNS: dict[str, str] = {
     "private_key": r"-----begin [a-z ]*private key(?: block)?-----[\s\S]*?"
                    r"(?:-----end [a-z ]*private key(?: block)?-----|\Z)",
@@ -33,12 +37,22 @@ BUILTIN_PATTERNS: dict[str, str] = {
     "huggingface_token": r"\bhf_[a-z0-9]{30,}",
     "npm_token": r"\bnpm_[a-z0-9]{36}\b",
     "jwt": r"\beyj[a-z0-9_-]{8,}\.[a-z0-9_-]{8,}\.[a-z0-9_-]{8,}",
-    "password": r"(?:password|passwd|passphrase|pwd|storagepass|dbpass)\w*[\"']?\s*[:=]\s*"
-                r"(?:'[^'\n]*'|\"[^\"\n]*\"|[^\s\"',;]+)",
-    "secret_assignment": r"(?:secret|token|api[_-]?key|access[_-]?key)[a-z0-9_]*\"?\s*[:=]\s*\"?[^\s\"',;]{6,}",
+    "password": r"(?:password|passwd|passphrase|pwd|storagepass|dbpass)\w*(?:\\?[\"'])?\s*[:=]\s*" + _VALUE,
+    "secret_assignment": r"(?:secret|token|api[_-]?key|access[_-]?key|private[_-]?key|accountkey|sharedaccesskey)"
+                         r"[a-z0-9_]*(?:\\?[\"'])?\s*[:=]\s*" + _LONG_VALUE,
+    "cli_password": r"(?:\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p(?P<v>[^\s'\"]\S*)"
+                    r"|--(?:password|passwd|pass)\s+(?P<v2>'[^'\n]*'|\"[^\"\n]*\"|[^\s-]\S*)"
+                    r"|\bsshpass\s+-p\s*(?P<v3>'[^'\n]*'|\"[^\"\n]*\"|\S+)"
+                    r"|\bredis-cli\b[^\n]*?\s-a\s+(?P<v4>\S+)"
+                    r"|\bipmitool\b[^\n]*?\s-p\s+(?P<v5>\S+)"
+                    r"|\bcurl\b[^\n]*?\s(?:-u|--user)\s*(?P<v6>'[^'\n]*'|\"[^\"\n]*\"|[^\s:]+:\S+))",
+    "url_signature": r"[?&](?:sig|signature|x-amz-signature|x-goog-signature)=(?P<v>[^&\s\"']{8,})",
+    "stripe_key": r"\b[rs]k_(?:live|test)_[a-z0-9]{16,}",
     "email": r"[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b",
 }
-"""Kind -> regular expression over the lower-cased text. Earlier kinds win where matches overlap."""
+"""Kind -> regular expression over the lower-cased text. Earlier kinds win where matches overlap. A
+pattern with named groups (``v``, ``v2`` ...) redacts only what they matched (``mysql -p[REDACTED:...]``),
+so the model still sees which command or flag it was."""
 
 _HINTS: dict[str, tuple[str, ...]] = {
     "private_key": ("private key",),
@@ -57,6 +71,9 @@ _HINTS: dict[str, tuple[str, ...]] = {
     "jwt": ("eyj",),
     "password": ("pass", "pwd"),
     "secret_assignment": ("secret", "token", "key"),
+    "cli_password": ("-p", "--pass", "sshpass", "redis-cli", "ipmitool", "curl"),
+    "url_signature": ("sig",),
+    "stripe_key": ("k_live_", "k_test_"),
     "email": ("@",),
 }
 """Lower-case literals, one of which must occur for the kind's regex to run."""
@@ -76,7 +93,16 @@ def user_name_patterns(names: Iterable[str]) -> list[RedactionPattern]:
     return [RedactionPattern(name="user_name", pattern=rf"(?<![\w.-])(?:{alternatives})(?![\w-])")]
 
 
-_SENSITIVE_KEY = re.compile(r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)")
+_SENSITIVE_KEY = re.compile(r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
+                            r"|accountkey|credential)")
+
+
+def _span(m: re.Match[str]) -> tuple[int, int]:
+    """The span to redact: the first named group that matched, else the whole match."""
+    for name, value in m.groupdict().items():
+        if value is not None and name.startswith("v"):
+            return m.span(name)
+    return m.span()
 
 
 class Redactor:
@@ -108,11 +134,11 @@ class Redactor:
             for kind, hints, rx in self._builtin:
                 for hint in hints:
                     if hint in lower:
-                        spans.extend((m.start(), m.end(), kind) for m in rx.finditer(lower))
+                        spans.extend((*_span(m), kind) for m in rx.finditer(lower))
                         break
         else:  # lower() changed lengths (rare Unicode): match case-insensitively on the original
             for kind, rx in self._builtin_ci:
-                spans.extend((m.start(), m.end(), kind) for m in rx.finditer(text))
+                spans.extend((*_span(m), kind) for m in rx.finditer(text))
         for kind, rx in self._extra:
             spans.extend((m.start(), m.end(), kind) for m in rx.finditer(text))
         if not spans:
