@@ -25,7 +25,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import Field
@@ -48,7 +48,9 @@ __all__ = [
     "monotonic",
 ]
 
-LimitKind = Literal["model_requests", "tool_calls", "total_tokens", "wall_time", "cost", "repeated_call", "cycle"]
+LimitKind = Literal["model_requests", "tool_calls", "total_tokens", "wall_time", "cost", "repeated_call", "cycle",
+                    "context", "budget", "timeout", "upstream_error", "invalid_output"]
+"""Why a run stopped early: a loop limit, or a model-side failure (agent.model_failures)."""
 
 
 class LoopLimits(BaseSettings):
@@ -83,7 +85,8 @@ class LimitExceeded(WardenError):
 
     Attributes:
         limit: which limit (``model_requests``, ``tool_calls``, ``total_tokens``, ``wall_time``,
-            ``cost``, ``repeated_call`` or ``cycle``).
+            ``cost``, ``repeated_call``, ``cycle``), or which model-side failure (``context``,
+            ``budget``, ``timeout``, ``upstream_error``, ``invalid_output``).
         detail: one line: actual against the limit.
     """
 
@@ -134,6 +137,10 @@ class LoopGuard:
     clock: Callable[[], float] | None = None
     """Monotonic seconds; None uses ``monotonic()`` of this module (tests patch it)."""
     on_stop: Callable[[LimitExceeded], None] | None = None
+    context_tokens: int | None = None
+    """The model's context window (gateway config ``context_tokens``); None when unknown."""
+    max_output_tokens: int | None = None
+    """Completion tokens reserved per request out of ``context_tokens``."""
     started: float = field(init=False)
     requests: int = field(default=0, init=False)
     calls: list[str] = field(default_factory=list, init=False)
@@ -157,6 +164,10 @@ class LoopGuard:
         elapsed = self.clock() - self.started  # type: ignore[misc]
         if elapsed > self.limits.wall_time_s:
             raise self._stop("wall_time", f"{elapsed:.1f} s elapsed (limit {self.limits.wall_time_s:g} s)")
+
+    def remaining_s(self) -> float:
+        """Seconds left before the run's wall-time limit (never below 1: the check above stops it first)."""
+        return max(1.0, self.limits.wall_time_s - (self.clock() - self.started))  # type: ignore[misc]
 
     def cost_usd(self, input_tokens: int, output_tokens: int, reported: float = 0.0) -> float:
         """The run's spend: the reported cost if any, else tokens x configured prices."""
@@ -234,11 +245,23 @@ class GuardedToolset(WrapperToolset[Any]):
 
 @dataclass
 class LoopGuardCapability(AbstractCapability[Any]):
-    """Checks ``ctx.deps.guard`` before each model request (requests, tokens, cost, wall time)."""
+    """Checks ``ctx.deps.guard`` before each model request (requests, tokens, cost, wall time), bounds the
+    request by the run's remaining wall time (client timeout and ``X-Warden-Deadline-S`` for the gateway),
+    and fits it into the model's context (``agent.context_fit``)."""
 
     async def before_model_request(self, ctx: RunContext[Any], request_context: Any) -> Any:
         guard = _guard(ctx)
-        if guard is not None:
-            u = ctx.usage
-            guard.before_request(u.input_tokens or 0, u.output_tokens or 0, float(getattr(u, "cost", 0) or 0))
-        return request_context
+        if guard is None:
+            return request_context
+        u = ctx.usage
+        guard.before_request(u.input_tokens or 0, u.output_tokens or 0, float(getattr(u, "cost", 0) or 0))
+        from agent.context_fit import fit_request  # here: agent.context_fit imports this module
+
+        left = guard.remaining_s()
+        settings = dict(request_context.model_settings or {})
+        settings["timeout"] = left
+        settings["extra_headers"] = {**(settings.get("extra_headers") or {}), "X-Warden-Deadline-S": f"{left:.1f}"}
+        if guard.max_output_tokens is not None:
+            settings["max_tokens"] = guard.max_output_tokens
+        request_context = replace(request_context, model_settings=settings)
+        return fit_request(guard, request_context)

@@ -8,7 +8,9 @@ Endpoints:
 
 Request headers: ``Authorization: Bearer <virtual key>`` (when keys are configured),
 ``X-Warden-Run-Id`` (per-run cap and ledger), ``X-Warden-Cache: off | force``.
-Response headers: ``x-request-id``, ``x-warden-provider``, ``x-warden-cache: hit | miss | skip``.
+``X-Warden-Deadline-S`` (seconds the caller can still wait; 504 ``deadline_exceeded`` after that).
+Response headers: ``x-request-id``, ``x-warden-provider`` (name) and ``x-warden-provider-kind``
+(``builtin`` | ``openai_compat``) of the provider that answered, ``x-warden-cache: hit | miss | skip``.
 
 The app is a plain ASGI callable (no framework) so the added latency stays small; ledger and
 cache writes go to a background writer thread, made durable by ``flush()`` or ``aclose()``
@@ -18,18 +20,20 @@ cache writes go to a background writer thread, made durable by ``flush()`` or ``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
+import math
 import os
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
 from gateway.budgets import Budgets, Caller, Reservation
 from gateway.cache import ResponseCache, cache_key
 from gateway.config import GatewayConfig
-from gateway.errors import AllProvidersFailed, BadRequest, GatewayError, LimitExceeded, UnknownModel
+from gateway.errors import AllProvidersFailed, BadRequest, DeadlineExceeded, GatewayError, LimitExceeded, UnknownModel
 from gateway.ledger import Ledger, LedgerEntry, price_usd
 from gateway.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
 from gateway.providers import build_provider
@@ -223,7 +227,8 @@ class GatewayApp:
                 await _send(send, 200, _dumps(hit), [_JSON, (b"x-request-id", request_id.encode()),
                                                      (b"x-warden-provider", b"cache"), (b"x-warden-cache", b"hit")])
                 return
-        result = await self.router.complete(entry.model, body)
+        async with _deadline(scope):
+            result = await self.router.complete(entry.model, body)
         response = result.response
         self._route_into(entry, result.provider, response.get("model"), result.attempts, result.redactions)
         _usage_into(entry, response.get("usage"))
@@ -233,6 +238,7 @@ class GatewayApp:
             self.cache.put(key, body, response)
         await _send(send, 200, _dumps(response), [
             _JSON, (b"x-request-id", request_id.encode()), (b"x-warden-provider", result.provider.name.encode()),
+            (b"x-warden-provider-kind", result.provider.kind.encode()),
             (b"x-warden-cache", b"miss" if key is not None else b"skip")])
 
     async def _chat_stream(
@@ -255,11 +261,13 @@ class GatewayApp:
                             "more_body": True})
             await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
             return
-        result = await self.router.open_stream(entry.model, body)
+        async with _deadline(scope):
+            result = await self.router.open_stream(entry.model, body)
         upstream_model = (result.first or {}).get("model")
         self._route_into(entry, result.provider, upstream_model, result.attempts, result.redactions)
         await send({"type": "http.response.start", "status": 200,
                     "headers": [*headers, (b"x-warden-provider", result.provider.name.encode()),
+                                (b"x-warden-provider-kind", result.provider.kind.encode()),
                                 (b"x-warden-cache", b"skip")]})
         text: list[str] = []
         usage: dict[str, Any] | None = None
@@ -311,6 +319,31 @@ def _usage_into(entry: LedgerEntry, usage: Any) -> None:
     if isinstance(usage, dict):
         entry.prompt_tokens = int(usage.get("prompt_tokens") or 0)
         entry.completion_tokens = int(usage.get("completion_tokens") or 0)
+
+
+@contextlib.asynccontextmanager
+async def _deadline(scope: Scope) -> AsyncIterator[None]:
+    """Bound the upstream call by the caller's ``X-Warden-Deadline-S`` (seconds left in its run).
+
+    Raises:
+        BadRequest: the header is not a positive number.
+        DeadlineExceeded: no provider answered in time.
+    """
+    raw = _header(scope, b"x-warden-deadline-s")
+    if raw is None:
+        yield
+        return
+    try:
+        deadline = float(raw)
+    except ValueError:
+        deadline = float("nan")
+    if not (deadline > 0 and math.isfinite(deadline)):
+        raise BadRequest(f"X-Warden-Deadline-S must be a positive number of seconds, got {raw!r}")
+    try:
+        async with asyncio.timeout(deadline):
+            yield
+    except TimeoutError as exc:
+        raise DeadlineExceeded(deadline) from exc
 
 
 def _max_tokens(body: dict[str, Any]) -> int | None:

@@ -9,6 +9,7 @@ retries are off: the gateway retries and falls back.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import httpx2
 from openai import AsyncOpenAI
@@ -17,7 +18,11 @@ from pydantic_ai.providers.openai import OpenAIProvider
 
 from gateway.app import ASGIApp
 
-__all__ = ["GATEWAY_KEY_ENV", "GATEWAY_URL_ENV", "IN_PROCESS_BASE_URL", "make_model", "make_openai_client"]
+__all__ = ["GATEWAY_KEY_ENV", "GATEWAY_URL_ENV", "IN_PROCESS_BASE_URL", "ProviderHook", "make_model",
+           "make_openai_client"]
+
+ProviderHook = Callable[[str, str], None]
+"""Called with (provider name, provider kind) of every gateway answer (``x-warden-provider[-kind]``)."""
 
 GATEWAY_URL_ENV = "WARDEN_GATEWAY_URL"
 GATEWAY_KEY_ENV = "WARDEN_GATEWAY_KEY"
@@ -29,8 +34,21 @@ def _headers(run_id: str | None) -> dict[str, str] | None:
     return {"X-Warden-Run-Id": run_id} if run_id else None
 
 
+def _hooks(on_provider: ProviderHook | None) -> dict[str, list]:
+    if on_provider is None:
+        return {}
+
+    async def record(response: httpx2.Response) -> None:
+        name = response.headers.get("x-warden-provider")
+        if name:
+            on_provider(name, response.headers.get("x-warden-provider-kind", ""))
+
+    return {"response": [record]}
+
+
 def make_openai_client(
-    app: ASGIApp, *, api_key: str | None = None, run_id: str | None = None, timeout_s: float = 600.0
+    app: ASGIApp, *, api_key: str | None = None, run_id: str | None = None, timeout_s: float = 600.0,
+    on_provider: ProviderHook | None = None,
 ) -> AsyncOpenAI:
     """An ``AsyncOpenAI`` client that calls the ASGI app in-process, without a socket.
 
@@ -39,8 +57,10 @@ def make_openai_client(
         api_key: Virtual key, if the gateway has keys configured.
         run_id: Sent as ``X-Warden-Run-Id`` on every request (per-run cap, ledger).
         timeout_s: Overall request timeout (s).
+        on_provider: Told which provider answered each request.
     """
-    http_client = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), timeout=timeout_s)
+    http_client = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), timeout=timeout_s,
+                                     event_hooks=_hooks(on_provider))
     return AsyncOpenAI(
         base_url=IN_PROCESS_BASE_URL,
         api_key=api_key or _NO_KEY,
@@ -51,7 +71,8 @@ def make_openai_client(
 
 
 def make_model(
-    alias: str, app_or_url: ASGIApp | str | None = None, *, api_key: str | None = None, run_id: str | None = None
+    alias: str, app_or_url: ASGIApp | str | None = None, *, api_key: str | None = None, run_id: str | None = None,
+    on_provider: ProviderHook | None = None,
 ) -> OpenAIChatModel:
     """A pydantic-ai ``OpenAIChatModel`` for a gateway alias.
 
@@ -61,6 +82,9 @@ def make_model(
             ``WARDEN_GATEWAY_URL``, when set, wins over both.
         api_key: Virtual key; defaults to ``WARDEN_GATEWAY_KEY`` for remote gateways.
         run_id: Sent as ``X-Warden-Run-Id``, so the gateway can cap this run's cost.
+        on_provider: Told which provider answered each request (to tell a fallback from the model).
+
+    The caller closes the model's client when done (``await model.client.close()``).
 
     Raises:
         ValueError: when neither an app, a URL nor ``WARDEN_GATEWAY_URL`` is given.
@@ -72,9 +96,10 @@ def make_model(
             api_key=api_key or os.environ.get(GATEWAY_KEY_ENV) or _NO_KEY,
             max_retries=0,
             default_headers=_headers(run_id),
+            http_client=httpx2.AsyncClient(timeout=600.0, event_hooks=_hooks(on_provider)),
         )
     elif app_or_url is not None:
-        client = make_openai_client(app_or_url, api_key=api_key, run_id=run_id)
+        client = make_openai_client(app_or_url, api_key=api_key, run_id=run_id, on_provider=on_provider)
     else:
         raise ValueError(f"make_model needs the gateway app, a URL, or {GATEWAY_URL_ENV}")
     return OpenAIChatModel(alias, provider=OpenAIProvider(openai_client=client))

@@ -8,6 +8,9 @@ Example (TOML)::
     openai_base_url = "http://127.0.0.1:8000/v1"
     openai_model = "Qwen/Qwen2.5-7B-Instruct"
     openai_timeout_s = 30
+    max_output_tokens = 1024           # the model behind this provider
+    context_tokens = 32768
+    tool_choice = "auto"               # what this server accepts (auto | required | none)
 
     [[providers]]
     name = "builtin"
@@ -90,6 +93,18 @@ class OpenAICompatProviderConfig(_Strict):
     openai_connect_timeout_s: float = Field(5.0, gt=0)
     openai_max_connections: int = Field(256, ge=1)
     openai_extra_headers: dict[str, str] = Field(default_factory=dict)
+    max_output_tokens: int | None = Field(None, ge=1)
+    """Most completion tokens the model may produce per request: sent as ``max_tokens`` when the
+    request asks for more or for nothing (a small model otherwise writes prose until the timeout)."""
+    context_tokens: int | None = Field(None, ge=256)
+    """The model's context window; a request whose estimated prompt plus ``max_tokens`` exceeds it
+    is not sent (400 ``context_length_exceeded``, or the next provider of the route)."""
+    tool_choice: Literal["auto", "required", "none"] | None = None
+    """Sent instead of the client's ``tool_choice`` when tools are offered; None passes it on.
+    Servers that reject ``required`` (HTTP 500 from llama-cpp-python's) need ``auto``."""
+    null_content: Literal["null", "empty"] = "null"
+    """How an assistant message without text is sent: ``null`` (OpenAI) or ``empty`` (``""``, for
+    servers that reject ``content: null``, such as llama-cpp-python's)."""
 
 
 ProviderConfig = Annotated[BuiltinProviderConfig | OpenAICompatProviderConfig, Field(discriminator="kind")]

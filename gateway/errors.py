@@ -14,8 +14,11 @@ Exception tree::
     │   ├── ProviderRateLimited       upstream 429 (retryable)
     │   ├── ProviderServerError       upstream 5xx (retryable)
     │   ├── ProviderRejected          upstream 4xx other than 429 (not retried)
+    │   │   └── ProviderContextExceeded  the prompt does not fit the provider's context_tokens (not sent)
     │   └── ProviderBadResponse       upstream 2xx that is not a chat.completion (retryable)
-    └── AllProvidersFailed            502: every provider in the chain failed; .attempts
+    ├── AllProvidersFailed            502: every provider in the chain failed; .attempts
+    │                                 (400 context_length_exceeded when the last one did not fit)
+    └── DeadlineExceeded              504: no answer within the caller's X-Warden-Deadline-S
 
 Every error renders as ``{"error": {"message", "type", "param", "code"}}``, the shape the
 OpenAI SDK and pydantic-ai parse.
@@ -39,7 +42,9 @@ __all__ = [
     "ProviderServerError",
     "ProviderRejected",
     "ProviderBadResponse",
+    "ProviderContextExceeded",
     "AllProvidersFailed",
+    "DeadlineExceeded",
 ]
 
 
@@ -198,6 +203,13 @@ class ProviderRejected(ProviderError):
     retryable = False
 
 
+class ProviderContextExceeded(ProviderRejected):
+    """The request's estimated prompt plus its max_tokens exceeds the provider's ``context_tokens``;
+    it was not sent (the next provider of the chain may still take it)."""
+
+    code = "context_length_exceeded"
+
+
 class ProviderBadResponse(ProviderError):
     """The upstream answered 2xx with a body that is not a chat completion."""
 
@@ -222,7 +234,27 @@ class AllProvidersFailed(GatewayError):
         detail = "; ".join(a.message for a in attempts[-5:]) or "no provider available"
         super().__init__(f"All providers failed for model {model!r}: {detail}")
         last = attempts[-1] if attempts else None
-        if isinstance(last, ProviderRejected) and last.upstream_status is not None:
+        if isinstance(last, ProviderContextExceeded):
+            self.status = 400
+            self.type = "invalid_request_error"
+            self.code = "context_length_exceeded"
+        elif isinstance(last, ProviderRejected) and last.upstream_status is not None:
             self.status = last.upstream_status
             self.type = "invalid_request_error"
             self.code = "provider_rejected"
+
+
+class DeadlineExceeded(GatewayError):
+    """No provider answered within the deadline the caller sent (``X-Warden-Deadline-S``) (HTTP 504).
+
+    Args:
+        deadline_s: The caller's deadline (s).
+    """
+
+    status = 504
+    type = "api_error"
+    code = "deadline_exceeded"
+
+    def __init__(self, deadline_s: float) -> None:
+        self.deadline_s = deadline_s
+        super().__init__(f"No answer within the caller's deadline of {deadline_s:.1f} s")

@@ -9,8 +9,10 @@ import typer
 from rich.console import Console
 
 from agent.cli.errors import warden_errors
+from agent.cli.gateway_option import GatewayConfigOption
 from agent.render.safe import clean, clean_line, shell_command
 from agent.execute import ActionOutcome
+from agent.gateway_setup import load_gateway_config
 from agent.gates import record_override
 from agent.identity import acting_user
 from agent.live.act import act_live, execute_approved_live
@@ -48,6 +50,7 @@ def act_cmd(
     override_resume: Annotated[str | None, typer.Option("--override-resume", help="Record that NODE may return to service without a passing GPU diagnostic (needs --reason); nothing else runs.")] = None,
     reason: Annotated[str | None, typer.Option("--reason", help="Why (with --override-resume); written to the audit log.")] = None,
     model: Annotated[str, typer.Option("--model", help="Gateway model alias.")] = BUILTIN_MODEL,
+    gateway_config: GatewayConfigOption = None,
 ) -> None:
     """Diagnose the live cluster and send each proposed action through policy → approval → audit →
     execute → verify. Without --execute only the plans and decisions are printed. Actions that need
@@ -73,7 +76,8 @@ def act_cmd(
             _show(execute_approved_live(cfg, settings, approved, requester=who), out)
             return
         run, outcomes = act_live(cfg, settings, requester=who, execute=execute, question=question, model=model,
-                                 store=RunStore(None), limits=settings.limits)
+                                 store=RunStore(None), limits=settings.limits,
+                                 gateway_config=load_gateway_config(gateway_config))
         d = run.diagnosis
         assert d is not None
         out.print(clean(f"{d.root_cause} (confidence {d.confidence:.2f}): {', '.join(d.culprits) or '-'}\n{d.summary}"),

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agent.cli.errors import warden_errors
+from agent.cli.gateway_option import GatewayConfigOption
 from agent.cli.render import JsonOption, Output, OutputOption, emit_diagnosis, pick_output
 from agent.render import clean_line, evidence_root
 from gateway.config import BUILTIN_MODEL
@@ -28,6 +29,7 @@ def diagnose_cmd(
     config: Annotated[Path | None, typer.Option("--config", help="Live config (default $WARDEN_HOME/warden.toml).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Any unreadable file is an error (exit 2) instead of "
                                                         "being listed as unreadable evidence.")] = False,
+    gateway_config: GatewayConfigOption = None,
 ) -> None:
     """Diagnose an incident, a snapshot or the live cluster: the root cause, its evidence and dry-run fixes.
 
@@ -39,6 +41,9 @@ def diagnose_cmd(
 
     Exit codes: 0 with a Diagnosis (inconclusive included), 2 on bad input (an invalid manifest, incident
     file or config; with --strict any unreadable file), 3 when no evidence at all could be read.
+
+    A run that a limit or the model stops (budget, context, timeout, upstream error, invalid output)
+    still exits 0 with a partial, inconclusive Diagnosis naming why (stopped_by).
 
     Example: warden diagnose evals/incidents/xid79-nccl-watchdog-other-rank
     """
@@ -55,10 +60,13 @@ def diagnose_cmd(
         else:
             run = diagnose_path
         store = RunStore(db)
+        from agent.gateway_setup import load_gateway_config
+
+        gw = load_gateway_config(gateway_config)
         root = evidence_root(path) if path is not None else None
         path = path.absolute() if path is not None else None  # the run store keeps where it was: runs show finds it
         if fmt is not Output.rich or not err.is_terminal:
-            d = run(path, question, model=model, store=store, strict=strict)
+            d = run(path, question, model=model, store=store, strict=strict, gateway_config=gw)
             emit_diagnosis(d, fmt, root=root)
             _exit_for(d)
             return
@@ -70,7 +78,8 @@ def diagnose_cmd(
                 shown = ", ".join(f"{k}={v}" for k, v in args.items() if v not in (None, [], {}))
                 status.update(Text(clean_line(f"tool {name}({shown})")[:200]))
 
-            d = run(path, question, model=model, store=store, on_progress=progress, on_tool=on_tool, strict=strict)
+            d = run(path, question, model=model, store=store, on_progress=progress, on_tool=on_tool, strict=strict,
+                    gateway_config=gw)
         emit_diagnosis(d, fmt, root=root)
     _exit_for(d)
 

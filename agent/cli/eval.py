@@ -12,7 +12,6 @@ run's usage and execution records:
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,8 +22,10 @@ from rich.text import Text
 
 from agent.audit import AuditLog
 from agent.cli.errors import warden_errors
+from agent.cli.gateway_option import GatewayConfigOption
 from agent.cli.tables import Column, print_table
 from agent.diagnose import diagnose_path
+from agent.gateway_setup import check_alias, load_gateway_config
 from agent.settings import audit_path
 from agent.store import warden_home
 from evals.compare import Comparison, compare_reports, gate
@@ -33,11 +34,10 @@ from evals.report import TOTAL_ROWS, load_reports, write_report
 from evals.results import EvalReport, RunRecord
 from evals.runner import DEFAULT_CONCURRENCY, bundled_incidents_dir, run_eval
 from gateway.app import create_app
-from gateway.client import GATEWAY_URL_ENV, make_model
-from gateway.config import BUILTIN_MODEL, GatewayConfig, default_config, load_config
+from gateway.client import make_model
+from gateway.config import BUILTIN_MODEL, GatewayConfig
 from gateway.errors import GatewayError
 from gateway.store import open_db
-from tools.errors import ConfigError
 from tools.models.findings import Diagnosis
 
 __all__ = ["eval_cmd", "RunInspector", "EXIT_GATE_FAILED"]
@@ -73,12 +73,6 @@ class RunInspector:
             db.close()
         return RunRecord(model_requests=n, tool_calls=tool_calls, input_tokens=tin, output_tokens=tout,
                          cost_usd=cost, executions=executions)
-
-
-def _check_alias(alias: str, config: GatewayConfig) -> None:
-    if not os.environ.get(GATEWAY_URL_ENV) and alias not in config.routes:
-        raise ConfigError(f"unknown model alias {alias!r}; the gateway config routes {sorted(config.routes)} "
-                          "(give --gateway-config FILE)")
 
 
 def _split_tags(tags: list[str] | None) -> list[str] | None:
@@ -166,7 +160,7 @@ def eval_cmd(
     min_accuracy: Annotated[float, typer.Option("--min-accuracy", min=0.0, max=1.0, help="Fail (exit 1) when root-cause accuracy is below this.")] = 0.0,
     report: Annotated[Path | None, typer.Option("--report", help="Write PATH.json and PATH.md (or report.json/.md inside a directory).")] = None,
     baseline: Annotated[Path | None, typer.Option("--baseline", help="An earlier --report JSON; regressions fail (exit 1).")] = None,
-    gateway_config: Annotated[Path | None, typer.Option("--gateway-config", help="Gateway config (TOML/YAML) defining model aliases.")] = None,
+    gateway_config: GatewayConfigOption = None,
     judge: Annotated[str | None, typer.Option("--judge", help="Gateway alias of an LLM judge that scores only the written summary (off by default).")] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Incidents diagnosed at once.")] = DEFAULT_CONCURRENCY,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
@@ -179,10 +173,10 @@ def eval_cmd(
     """
     console = Console() if Console().is_terminal else Console(width=160)  # logs and CI: no squeezed columns
     with warden_errors(extra=(GatewayError,)):
-        config = load_config(gateway_config) if gateway_config else default_config()
+        config = load_gateway_config(gateway_config)
         models = [BUILTIN_MODEL] + ([model] if model != BUILTIN_MODEL else [])
         for alias in models + ([judge] if judge else []):
-            _check_alias(alias, config)
+            check_alias(alias, config)
         incident_dirs = list(dirs) if dirs else [bundled_incidents_dir()]
         base = load_reports(baseline) if baseline else []
         home = warden_home()

@@ -23,10 +23,13 @@ class Provider(ABC):
     Attributes:
         name: The configured provider name (used in ledger, metrics, cool-down).
         redacts: Whether outgoing text must be redacted before this provider sees it.
+        kind: The provider kind from the config.
     """
 
     name: str
     redacts: bool = True
+    kind: str = "openai_compat"
+    """The config ``kind`` (``builtin`` | ``openai_compat``), sent as ``x-warden-provider-kind``."""
 
     @abstractmethod
     async def complete(self, request: dict[str, Any]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ class BuiltinProvider(Provider):
     """
 
     redacts = False
+    kind = "builtin"
 
     def __init__(self, config: BuiltinProviderConfig | None = None, *, respond: RespondFn | None = None):
         self.name = (config or BuiltinProviderConfig()).name

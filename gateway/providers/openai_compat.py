@@ -23,13 +23,14 @@ from gateway.config import OpenAICompatProviderConfig
 from gateway.errors import (
     ProviderBadResponse,
     ProviderConnectionError,
+    ProviderContextExceeded,
     ProviderError,
     ProviderRateLimited,
     ProviderRejected,
     ProviderServerError,
     ProviderTimeout,
 )
-from gateway.providers.base import Provider
+from gateway.providers.base import Provider, estimate_tokens, message_text
 from gateway.providers.validate import check_chunk, check_completion
 
 __all__ = ["OpenAICompatProvider"]
@@ -64,7 +65,9 @@ class OpenAICompatProvider(Provider):
         loop = asyncio.get_running_loop()
         if self._session is None or self._loop is not loop or self._session.closed:
             connector = aiohttp.TCPConnector(
-                limit=self.config.openai_max_connections, keepalive_timeout=30.0, ttl_dns_cache=300
+                # idle connections are dropped before common servers' keep-alive (uvicorn: 5 s) closes them,
+                # so a burst after a pause never lands on a connection the server is closing
+                limit=self.config.openai_max_connections, keepalive_timeout=4.0, ttl_dns_cache=300
             )
             self._session = aiohttp.ClientSession(
                 connector=connector, headers=self._headers, timeout=self._timeout, trust_env=False,
@@ -75,13 +78,37 @@ class OpenAICompatProvider(Provider):
         return self._session
 
     def _body(self, request: dict[str, Any], *, stream: bool) -> bytes:
+        """The upstream body: model name, stream flag and this server's per-model settings applied.
+
+        Raises:
+            ProviderContextExceeded: the estimated prompt plus max_tokens exceeds ``context_tokens``.
+        """
+        cfg = self.config
         body = dict(request)
-        if self.config.openai_model:
-            body["model"] = self.config.openai_model
+        if cfg.openai_model:
+            body["model"] = cfg.openai_model
         body["stream"] = stream
         if not stream:
             body.pop("stream_options", None)
-        return json.dumps(body, separators=(",", ":")).encode()
+        asked = body.get("max_completion_tokens") or body.get("max_tokens")
+        if cfg.max_output_tokens is not None and (not isinstance(asked, int) or asked > cfg.max_output_tokens):
+            body.pop("max_completion_tokens", None)
+            body["max_tokens"] = asked = cfg.max_output_tokens
+        if cfg.tool_choice is not None and body.get("tools"):
+            body["tool_choice"] = cfg.tool_choice
+        if cfg.null_content == "empty":
+            body["messages"] = [{**m, "content": ""} if isinstance(m, dict) and m.get("content", "") is None else m
+                                for m in body.get("messages") or []]
+        data = json.dumps(body, separators=(",", ":"))
+        if cfg.context_tokens is not None:
+            prompt = estimate_tokens(message_text(body.get("messages") or [])
+                                     + json.dumps(body.get("tools") or "", separators=(",", ":")))
+            wanted = prompt + (asked if isinstance(asked, int) else 0)
+            if wanted > cfg.context_tokens:
+                raise ProviderContextExceeded(
+                    self.name, f"prompt of ~{prompt} tokens + max_tokens {asked} exceeds context_tokens "
+                    f"{cfg.context_tokens}")
+        return data.encode()
 
     def _status_error(self, status: int, content: bytes) -> ProviderError:
         detail = content[:300].decode("utf-8", "replace")
@@ -102,10 +129,11 @@ class OpenAICompatProvider(Provider):
 
         Raises:
             ProviderTimeout, ProviderConnectionError, ProviderRateLimited, ProviderServerError,
-            ProviderRejected, ProviderBadResponse.
+            ProviderRejected, ProviderContextExceeded, ProviderBadResponse.
         """
+        data = self._body(request, stream=False)
         try:
-            async with self._client().post(self._url, data=self._body(request, stream=False)) as resp:
+            async with self._client().post(self._url, data=data) as resp:
                 content = await resp.read()
                 status = resp.status
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
@@ -124,8 +152,9 @@ class OpenAICompatProvider(Provider):
         Raises:
             ProviderError subclasses, before the first chunk for status and connect errors.
         """
+        data = self._body(request, stream=True)
         try:
-            async with self._client().post(self._url, data=self._body(request, stream=True)) as resp:
+            async with self._client().post(self._url, data=data) as resp:
                 if resp.status >= 400:
                     raise self._status_error(resp.status, await resp.read())
                 async for raw in resp.content:

@@ -137,4 +137,10 @@ class Diagnosis(BaseModel):
     """True when no evidence at all could be read (nothing fetched, every file unreadable): the answer is
     then ``inconclusive`` and `warden diagnose` exits 3."""
     model: str = "builtin"
+    answered_by: Literal["model", "checks", "builtin-fallback"] = "model"
+    """Who produced this answer: the model asked for; the deterministic checks alone (the run stopped before
+    the model answered: ``root_cause`` is then ``inconclusive`` and ``findings`` hold the checks' view); or
+    the built-in model the gateway fell back to when the model asked for failed."""
+    providers: list[str] = Field(default_factory=list)
+    """Gateway providers that answered the run's model requests, in order (``x-warden-provider``)."""
     run_id: str | None = None

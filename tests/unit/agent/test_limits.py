@@ -51,6 +51,7 @@ def test_near_identical_arguments_stop_the_run(ctx, tmp_path):
     # for the reader and their strongest one quoted, never offered as the answer.
     assert d.root_cause == "inconclusive" and d.findings and d.findings[0].root_cause == "gpu_hardware_fault"
     assert "not confirmed" in d.summary
+    assert d.answered_by == "checks" and d.culprits == [] and "not the model's" in d.summary
     limits = [r.payload for r in log.records() if r.kind == "limit"]
     assert [p["limit"] for p in limits] == ["repeated_call"]
 

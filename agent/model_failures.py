@@ -1,0 +1,101 @@
+"""What a failure on the model side of a run means: a stop reason for a partial Diagnosis, or a
+configuration mistake that ends the command with one line (exit 2).
+
+The model is reached through Warden's gateway, so its failures arrive as pydantic-ai exceptions
+wrapping the gateway's typed errors (``gateway.errors``: the HTTP status and ``error.code``):
+
+======================================  =====================  =====================================
+failure                                 stop reason            example
+======================================  =====================  =====================================
+gateway 429 (budget, rate limit, cap)   ``budget``             key_tokens_per_day for key:alice
+400 ``context_length_exceeded``         ``context``            prompt 9,100 tokens > context 8,192
+504 ``deadline_exceeded``, time-outs    ``timeout``            no answer within the run's wall time
+5xx, 502, connection errors             ``upstream_error``     every provider failed
+the model's output was unusable         ``invalid_output``     invalid tool arguments after retries
+404 unknown alias, 401 bad key          (ConfigError, exit 2)  unknown model alias 'smolm2'
+======================================  =====================  =====================================
+
+A stopped run is never credited to the model: ``partial_diagnosis`` answers ``inconclusive`` with
+``answered_by="checks"``, and the deterministic checks' findings are listed as their own view.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai.exceptions import (ModelAPIError, ModelContextWindowExceededError, ModelHTTPError,
+                                    ModelRequestTimeout, ModelTimeoutError, UnexpectedModelBehavior)
+
+from agent.evidence_time import stamp_evidence, stamp_findings
+from agent.limits import LimitExceeded
+from tools.errors import ConfigError
+from tools.models.findings import Diagnosis
+from tools.read.context import ReadContext
+
+__all__ = ["model_stop", "partial_diagnosis"]
+
+_CONFIG_CODES = {"model_not_found", "invalid_api_key"}
+
+
+def _error_body(exc: ModelHTTPError) -> tuple[str | None, str]:
+    body: Any = exc.body
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(err, dict):
+        return err.get("code"), str(err.get("message") or exc.message)
+    return None, str(exc.message)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    return " ".join(str(text).split())[:limit]
+
+
+def model_stop(exc: BaseException) -> LimitExceeded:
+    """The stop reason for a model-side failure, as a LimitExceeded naming it.
+
+    Raises:
+        ConfigError: the failure is a configuration mistake (unknown alias, missing or unknown
+            virtual key): the command should end with that one line, exit 2.
+        BaseException: ``exc`` itself when it is not a model-side failure.
+    """
+    if isinstance(exc, LimitExceeded):
+        return exc
+    if isinstance(exc, ModelHTTPError):
+        code, message = _error_body(exc)
+        status = exc.status_code
+        if code in _CONFIG_CODES or status in (401, 404):
+            raise ConfigError(f"gateway refused model {exc.model_name!r}: {_one_line(message)}") from None
+        if status == 429:
+            return LimitExceeded("budget", _one_line(message))
+        if code == "context_length_exceeded" or isinstance(exc, ModelContextWindowExceededError):
+            return LimitExceeded("context", _one_line(message))
+        if status in (408, 504) or code == "deadline_exceeded":
+            return LimitExceeded("timeout", _one_line(message))
+        return LimitExceeded("upstream_error", f"HTTP {status}: {_one_line(message)}")
+    if isinstance(exc, ModelContextWindowExceededError):
+        return LimitExceeded("context", _one_line(str(exc)))
+    if isinstance(exc, (ModelTimeoutError, ModelRequestTimeout)):
+        return LimitExceeded("timeout", _one_line(str(exc)))
+    if isinstance(exc, ModelAPIError):
+        return LimitExceeded("upstream_error", _one_line(str(exc)))
+    if isinstance(exc, UnexpectedModelBehavior):
+        return LimitExceeded("invalid_output", _one_line(str(exc)))
+    raise exc
+
+
+def partial_diagnosis(ctx: ReadContext, question: str, model: str, stop: LimitExceeded) -> Diagnosis:
+    """What is known when a run stops before the model answered.
+
+    The answer is ``inconclusive`` with no culprits or actions: the model said nothing that could be
+    checked. The checks' findings stay in ``findings`` as their own view (``answered_by="checks"``); the
+    summary quotes their strongest one, with its evidence, as unconfirmed and not the model's.
+    """
+    findings = ctx.findings
+    top = findings[0] if findings else None
+    why = f"{stop.limit}: {stop.detail}"
+    checks = (f" The checks' strongest finding, not confirmed and not the model's conclusion: {top.root_cause} — "
+              f"{top.message}." if top else " No finding.")
+    return Diagnosis(question=question, root_cause="inconclusive", culprits=[],
+                     evidence=stamp_evidence(top.evidence[:3], ctx.facts) if top else [], confidence=0.0,
+                     summary=f"Partial diagnosis: the run stopped before the model answered ({why}).{checks}",
+                     findings=stamp_findings(findings, ctx.facts), stopped_by=why, model=model, answered_by="checks",
+                     unreadable=list(ctx.facts.unreadable), nothing_read=ctx.facts.records_read() == 0)
