@@ -30,6 +30,7 @@ from agent.fleet import MAX_PLANS_PER_DIAGNOSIS
 from agent.gateway_setup import check_alias, load_gateway_config, model_limits
 from agent.limits import GuardedToolset, LimitExceeded, LimitKind, LoopGuard, LoopGuardCapability, LoopLimits
 from agent.model_failures import model_stop, partial_diagnosis
+from agent.output_check import check_grounded
 from agent.settings import audit_path
 from agent.store import RunStore, warden_home
 from agent.toolset import read_toolset
@@ -78,13 +79,15 @@ def build_agent(*, execution: bool = False) -> Agent[WardenDeps, Any]:
     """The diagnosis agent: typed deps, the read toolset behind the loop guard, DiagnosisDraft as output.
 
     With ``execution`` the ``execute_action`` tool is added and ``DeferredToolRequests`` becomes a
-    possible output (a run paused for approval).
+    possible output (a run paused for approval). Answers pass agent.output_check first.
     """
     toolsets = [GuardedToolset(read_toolset)] + ([GuardedToolset(exec_toolset)] if execution else [])
     output: Any = [DiagnosisDraft, DeferredToolRequests] if execution else DiagnosisDraft
-    return Agent(deps_type=WardenDeps, output_type=output,
-                 instructions=INSTRUCTIONS + (EXECUTE_INSTRUCTIONS if execution else ""),
-                 toolsets=toolsets, capabilities=[LoopGuardCapability()], retries=2, name="warden-diagnose")
+    agent: Agent[WardenDeps, Any] = Agent(
+        deps_type=WardenDeps, output_type=output, instructions=INSTRUCTIONS + (EXECUTE_INSTRUCTIONS if execution else ""),
+        toolsets=toolsets, capabilities=[LoopGuardCapability()], retries=2, name="warden-diagnose")
+    agent.output_validator(check_grounded)  # no answer before evidence; cited evidence must be real
+    return agent
 
 
 def _gateway_model(alias: str, config: GatewayConfig | None, run_id: str | None,

@@ -5,6 +5,9 @@ Each wrapper's docstring is the tool description sent to the model, so it states
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import Field
 from pydantic_ai import FunctionToolset, RunContext
 
 from agent.deps import WardenDeps
@@ -21,6 +24,12 @@ from tools.read.slurm import AcctSummary, JobsSummary, NodesSummary, PendingJobs
 
 __all__ = ["read_toolset", "TOOL_NAMES"]
 
+# Bounds live in the JSON schema the model is given (minimum/maximum, maxItems, maxLength), so an
+# out-of-range argument is refused by validation and returned to the model as a retry, not clamped.
+Limit100 = Annotated[int, Field(ge=1, le=100)]
+Limit50 = Annotated[int, Field(ge=1, le=50)]
+Name = Annotated[str, Field(max_length=200)]
+
 read_toolset: FunctionToolset[WardenDeps] = FunctionToolset()
 
 
@@ -31,8 +40,8 @@ def get_cluster_overview(ctx: RunContext[WardenDeps]) -> ClusterOverview:
 
 
 @read_toolset.tool
-def get_findings(ctx: RunContext[WardenDeps], limit: int = 15, culprit: str | None = None,
-                 more: str | None = None) -> FindingsSummary:
+def get_findings(ctx: RunContext[WardenDeps], limit: Limit50 = 15, culprit: Name | None = None,
+                 more: Name | None = None) -> FindingsSummary:
     """Run Warden's deterministic checks over all evidence. Each finding has root_cause, culprits
     (node:/job:/fs:/user:/pod:), evidence (file:line or metric with unit), confidence 0–1 and suggested
     actions. Most confident first; limit 1–50. `culprit` keeps only findings about one job, node or
@@ -50,9 +59,9 @@ def get_evidence_coverage(ctx: RunContext[WardenDeps], subjects: list[str] | Non
 
 
 @read_toolset.tool
-def get_jobs(ctx: RunContext[WardenDeps], job_id: str | None = None, user: str | None = None,
-             state: str | None = None, node: str | None = None, limit: int = 20,
-             more: str | None = None) -> JobsSummary:
+def get_jobs(ctx: RunContext[WardenDeps], job_id: Name | None = None, user: Name | None = None,
+             state: Name | None = None, node: Name | None = None, limit: Limit100 = 20,
+             more: Name | None = None) -> JobsSummary:
     """Jobs in the Slurm queue filtered by job id, user, state (PENDING, RUNNING, ...) or node; counts
     by state plus at most `limit` (1–100) jobs with elapsed/time limit in seconds. Paged: pass `next` as `more`."""
     return ctx.deps.call("get_jobs", read.get_jobs, job_id=job_id, user=user, state=state, node=node, limit=limit,
@@ -60,40 +69,40 @@ def get_jobs(ctx: RunContext[WardenDeps], job_id: str | None = None, user: str |
 
 
 @read_toolset.tool
-def get_pending_jobs(ctx: RunContext[WardenDeps], partition: str | None = None, limit: int = 20,
-                     more: str | None = None) -> PendingJobsSummary:
+def get_pending_jobs(ctx: RunContext[WardenDeps], partition: Name | None = None, limit: Limit100 = 20,
+                     more: Name | None = None) -> PendingJobsSummary:
     """Pending jobs: counts per pending reason and the `limit` (1–100) longest waiting, with seconds
     pending. Paged: pass `next` as `more`."""
     return ctx.deps.call("get_pending_jobs", read.get_pending_jobs, partition=partition, limit=limit, more=more)
 
 
 @read_toolset.tool
-def get_nodes(ctx: RunContext[WardenDeps], node: str | None = None, unhealthy_only: bool = True,
-              limit: int = 20, more: str | None = None) -> NodesSummary:
+def get_nodes(ctx: RunContext[WardenDeps], node: Name | None = None, unhealthy_only: bool = True,
+              limit: Limit100 = 20, more: Name | None = None) -> NodesSummary:
     """Slurm nodes: counts by state; lists unhealthy nodes (DOWN, DRAIN, NOT_RESPONDING) with reasons,
     or one node by name. limit 1–100; paged: pass `next` as `more`."""
     return ctx.deps.call("get_nodes", read.get_nodes, node=node, unhealthy_only=unhealthy_only, limit=limit, more=more)
 
 
 @read_toolset.tool
-def get_accounting(ctx: RunContext[WardenDeps], job_id: str | None = None, state: str | None = None,
-                   limit: int = 20, more: str | None = None) -> AcctSummary:
+def get_accounting(ctx: RunContext[WardenDeps], job_id: Name | None = None, state: Name | None = None,
+                   limit: Limit100 = 20, more: Name | None = None) -> AcctSummary:
     """Accounting (sacct) job rows filtered by job id or final state (FAILED, TIMEOUT, OUT_OF_MEMORY, ...);
     limit 1–100; paged: pass `next` as `more`."""
     return ctx.deps.call("get_accounting", read.get_accounting, job_id=job_id, state=state, limit=limit, more=more)
 
 
 @read_toolset.tool
-def get_kernel_events(ctx: RunContext[WardenDeps], node: str | None = None, kind: str | None = None,
-                      limit: int = 20, more: str | None = None) -> LogEventsSummary:
+def get_kernel_events(ctx: RunContext[WardenDeps], node: Name | None = None, kind: Name | None = None,
+                      limit: Limit100 = 20, more: Name | None = None) -> LogEventsSummary:
     """Kernel log events (kinds: xid, fallen_off_bus, gpu_ecc, lustre_error, oom_kill, ib_link, hung_task)
     by node; counts plus at most `limit` (1–100) events with file and line. Paged: pass `next` as `more`."""
     return ctx.deps.call("get_kernel_events", read.get_kernel_events, node=node, kind=kind, limit=limit, more=more)
 
 
 @read_toolset.tool
-def get_job_log_events(ctx: RunContext[WardenDeps], job: str | None = None, kind: str | None = None,
-                       limit: int = 20, more: str | None = None) -> LogEventsSummary:
+def get_job_log_events(ctx: RunContext[WardenDeps], job: Name | None = None, kind: Name | None = None,
+                       limit: Limit100 = 20, more: Name | None = None) -> LogEventsSummary:
     """Job log events (kinds: nccl_timeout, nccl_remote_error, cuda_oom, traceback, checkpoint_saved,
     checkpoint_load_failure, checkpoint_write_failure, nan_loss, enospc, slurm_message) by job; limit 1–100.
     Paged: pass `next` as `more`."""
@@ -101,28 +110,28 @@ def get_job_log_events(ctx: RunContext[WardenDeps], job: str | None = None, kind
 
 
 @read_toolset.tool
-def get_gpu_metrics(ctx: RunContext[WardenDeps], node: str | None = None, limit: int = 20,
-                    more: str | None = None) -> GpuSummary:
+def get_gpu_metrics(ctx: RunContext[WardenDeps], node: Name | None = None, limit: Limit100 = 20,
+                    more: Name | None = None) -> GpuSummary:
     """Per-node GPU means from DCGM: utilisation %, SM clock MHz, temperature C, power W, framebuffer MiB,
     last Xid, clock-event reason bits; lowest utilisation first; limit 1–100; paged: pass `next` as `more`."""
     return ctx.deps.call("get_gpu_metrics", read.get_gpu_metrics, node=node, limit=limit, more=more)
 
 
 @read_toolset.tool
-def get_lustre_stats(ctx: RunContext[WardenDeps], limit: int = 5) -> LustreSummary:
+def get_lustre_stats(ctx: RunContext[WardenDeps], limit: Limit50 = 5) -> LustreSummary:
     """Lustre MDT metadata load (ops, ops/s), busiest jobs by job_stats, fullest OST/MDT (blocks and inodes); limit 1–50."""
     return ctx.deps.call("get_lustre_stats", read.get_lustre_stats, limit=limit)
 
 
 @read_toolset.tool
-def get_gpu_hours_lost(ctx: RunContext[WardenDeps], job_ids: list[str]) -> GpuHoursLost:
+def get_gpu_hours_lost(ctx: RunContext[WardenDeps], job_ids: Annotated[list[Name], Field(min_length=1, max_length=50)]) -> GpuHoursLost:
     """GPU-hours lost by these jobs (GPUs x hours since their last checkpoint, else elapsed); at most 50 jobs."""
     return ctx.deps.call("get_gpu_hours_lost", read.get_gpu_hours_lost, job_ids=job_ids)
 
 
 @read_toolset.tool
-def get_k8s_objects(ctx: RunContext[WardenDeps], kind: K8sKind, namespace: str | None = None, node: str | None = None,
-                    only_problems: bool = True, limit: int = 20, more: str | None = None) -> K8sObjectsSummary:
+def get_k8s_objects(ctx: RunContext[WardenDeps], kind: K8sKind, namespace: Name | None = None, node: Name | None = None,
+                    only_problems: bool = True, limit: Limit100 = 20, more: Name | None = None) -> K8sObjectsSummary:
     """Kubernetes nodes, pods or events (kind: node | pod | event) by namespace or node. Nodes give Ready
     status, cordon, taints and nvidia.com/gpu capacity (found) vs allocatable (healthy) vs requested; pods
     give phase, node, owner, restarts, GPUs requested and problems (unschedulable, CrashLoopBackOff,

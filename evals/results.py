@@ -38,6 +38,8 @@ class RunRecord(BaseModel):
     """From the gateway's price table; 0 for the built-in model."""
     executions: list[str] = Field(default_factory=list)
     """Execution or verification records seen for the run (must stay empty: evals never execute)."""
+    providers: list[str] = Field(default_factory=list)
+    """Gateway providers that answered the run's requests, from the ledger, in order."""
 
 
 class EvalOutput(BaseModel):
@@ -97,6 +99,15 @@ class CaseResult(BaseModel):
     judge_error: str | None = None
     """Why the judge gave no score (model or output error); never fails the case."""
     stopped_by: str | None = None
+    answered_by: str = "model"
+    """``model`` | ``checks`` (the run stopped before the model answered) | ``builtin-fallback`` (the gateway
+    fell back to the built-in model). Only ``model`` answers are scored as the model's."""
+    providers: list[str] = Field(default_factory=list)
+    """Gateway providers that answered (from the ledger)."""
+    fallback_root_cause: RootCause | None = None
+    """What answered instead of the model (the checks' strongest finding, or the built-in model's cause),
+    reported beside the model's score, never in it."""
+    fallback_root_cause_ok: bool = False
     error: str | None = None
     """Set when the diagnose call raised; the case then fails."""
     run_id: str | None = None
@@ -159,6 +170,11 @@ class Totals(BaseModel):
     """Sum of the cases' task times (more than the suite's wall time when cases run in parallel)."""
     judge_mean: float | None = None
     judge_errors: int = 0
+    answered_by_model: int = 0
+    answered_by_checks: int = 0
+    answered_by_builtin_fallback: int = 0
+    fallback_root_cause_accuracy: float | None = None
+    """Root-cause accuracy of what answered instead of the model, over those cases; None when none."""
 
 
 class EvalReport(BaseModel):

@@ -114,13 +114,16 @@ def _case_result(rc: ReportCase[Incident, EvalOutput, Any] | ReportCaseFailure[I
     proposed = [a.spec for a in d.proposed_actions]
     got, want = set(d.culprits), set(inc.expected.culprits)
     judge = scores.get("explanation")
+    own = d.answered_by == "model"  # a stopped run or a fallback is never scored as the model's answer
+    fallback = None if own else (d.root_cause if d.answered_by == "builtin-fallback"
+                                 else (d.findings[0].root_cause if d.findings else "healthy"))
     failures = [f for f in rc.evaluator_failures if f.name != "explanation"]
     judge_failed = next((f.error_message for f in rc.evaluator_failures if f.name == "explanation"), None)
     return CaseResult(
         **base, root_cause=d.root_cause,
-        passed=all(asserted.get(n) is True for n in PASS_ASSERTIONS) and r == 1.0,
-        root_cause_ok=asserted.get("root_cause") is True, detection_ok=asserted.get("detection") is True,
-        culprit_precision=p, culprit_recall=r, culprit_f1=_f1(p, r),
+        passed=own and all(asserted.get(n) is True for n in PASS_ASSERTIONS) and r == 1.0,
+        root_cause_ok=own and asserted.get("root_cause") is True, detection_ok=own and asserted.get("detection") is True,
+        culprit_precision=p if own else 0.0, culprit_recall=r if own else 0.0, culprit_f1=_f1(p, r) if own else 0.0,
         missing_culprits=sorted(want - got), extra_culprits=sorted(got - want),
         actions_ok=asserted.get("actions") is True, missing_actions=missing_actions(inc.expected, proposed),
         action_precision=ap, action_recall=ar,
@@ -132,7 +135,9 @@ def _case_result(rc: ReportCase[Incident, EvalOutput, Any] | ReportCaseFailure[I
         judge_score=float(judge.value) if judge is not None else None,
         judge_reason=judge.reason if judge is not None else None,
         judge_error=judge_failed[:500] if judge_failed else None,
-        stopped_by=d.stopped_by, run_id=d.run_id, diagnosis=d,
+        stopped_by=d.stopped_by, run_id=d.run_id, diagnosis=d, answered_by=d.answered_by,
+        providers=out.run.providers or d.providers, fallback_root_cause=fallback,
+        fallback_root_cause_ok=fallback is not None and fallback == inc.expected.root_cause,
         error=("; ".join(f"{f.name}: {f.error_message}" for f in failures) or None),
     )
 

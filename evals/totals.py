@@ -27,6 +27,7 @@ def summarize(cases: list[CaseResult]) -> Totals:
         by_run[c.run_index].append(c)
     run_acc = [_mean(float(c.root_cause_ok) for c in group) for group in by_run.values()]
     judged = [c.judge_score for c in cases if c.judge_score is not None]
+    fallback = [c for c in cases if c.answered_by != "model" and c.error is None]
     return Totals(
         cases=n,
         incidents=len({c.incident_id for c in cases}),
@@ -54,6 +55,10 @@ def summarize(cases: list[CaseResult]) -> Totals:
         case_wall_time_s=sum(c.wall_time_s for c in cases),
         judge_mean=_mean(judged) if judged else None,
         judge_errors=sum(c.judge_error is not None for c in cases),
+        answered_by_model=sum(c.answered_by == "model" and c.error is None for c in cases),
+        answered_by_checks=sum(c.answered_by == "checks" for c in cases),
+        answered_by_builtin_fallback=sum(c.answered_by == "builtin-fallback" for c in cases),
+        fallback_root_cause_accuracy=_mean(float(c.fallback_root_cause_ok) for c in fallback) if fallback else None,
     )
 
 

@@ -40,6 +40,7 @@ def model(action: dict | None = None) -> FunctionModel:
         said = [str(r.content) for r in returns if r.tool_name == "execute_action"][-1]
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {
             "root_cause": "gpu_hardware_fault", "culprits": ["node:gpu007"], "confidence": 0.9,
+            "evidence": [{"text": "GPU hardware error event(s) on gpu007"}],  # as get_findings returned it (the output validator checks)
             "summary": f"execute_action said: {said}"})])
     return FunctionModel(fn)
 

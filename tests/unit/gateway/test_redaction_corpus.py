@@ -205,7 +205,7 @@ def test_agent_run_through_an_llm_route_never_sends_secrets(tmp_path, monkeypatc
                 {"id": "c3", "type": "function", "function": {"name": "get_jobs", "arguments": json.dumps({"job_id": "73412"})}}])
         return StubReply(tool_calls=[{"id": "c9", "type": "function", "function": {"name": "final_result", "arguments": json.dumps(
             {"root_cause": "gpu_hardware_fault", "culprits": ["node:gpu007", "job:73412"], "confidence": 0.9,
-             "summary": "Xid 79 on gpu007"})}}])
+             "evidence": [{"text": "GPU hardware error event(s) on gpu007"}], "summary": "Xid 79 on gpu007"})}}])
 
     up = StubUpstream(responder=model)
     with serve_in_thread(up) as url:

@@ -1,0 +1,203 @@
+"""A hostile or broken model behind the gateway (issue 15 item 7, issue 13): every run ends in a
+Diagnosis — partial, ``inconclusive``, ``answered_by="checks"``, ``stopped_by`` naming why — or, for a
+configuration mistake, one line with exit 2. Driven through the real gateway and real loopback
+upstreams that misbehave on purpose."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.audit import AuditLog
+from agent.diagnose import diagnose
+from agent.limits import LoopLimits
+from gateway.config import GatewayConfig
+from gateway.testing import StubReply, StubUpstream, provider_entry, serve_in_thread
+from tools.read.context import ReadContext
+
+REPO = Path(__file__).resolve().parents[3]
+INCIDENT = REPO / "evals" / "incidents" / "xid79-nccl-watchdog-other-rank"
+EVIDENCE = [{"text": "GPU hardware error event(s) on gpu007"}]
+
+
+def call(name, args, i=0):
+    return {"id": f"c{i}_{name}", "type": "function",
+            "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+
+
+def final(i=9, **answer):
+    body = {"root_cause": "gpu_hardware_fault", "culprits": ["node:gpu007"], "confidence": 0.9,
+            "summary": "Xid 79 on gpu007", "evidence": EVIDENCE, **answer}
+    return call("final_result", body, i)
+
+
+def config(url, **provider):
+    return GatewayConfig.model_validate({
+        "providers": [provider_entry("llm", url, **provider), {"name": "builtin", "kind": "builtin"}],
+        "routes": {"llm": ["llm"], "llm-or-builtin": ["llm", "builtin"]},
+        "retry": {"attempts_per_provider": 1, "backoff_initial_s": 0.001, "backoff_max_s": 0.002}})
+
+
+def run(tmp_path, upstream, *, alias="llm", limits=None, **provider):
+    with serve_in_thread(upstream) as url:
+        return diagnose(ReadContext.from_snapshot(INCIDENT / "snapshot"), "Why did job 73412 fail?", model=alias,
+                        gateway_config=config(url, **provider), limits=limits or LoopLimits(),
+                        audit=AuditLog(tmp_path / "audit.db"))
+
+
+@pytest.fixture(autouse=True)
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("WARDEN_HOME", str(tmp_path / "home"))
+
+
+def assert_partial(d, reason):
+    assert d.stopped_by and d.stopped_by.startswith(reason + ":"), d.stopped_by
+    assert d.root_cause == "inconclusive" and d.answered_by == "checks" and not d.culprits and not d.proposed_actions
+    assert d.findings and "not the model's conclusion" in d.summary
+
+
+def test_endless_no_op_tool_calls_stop_on_a_loop_limit(tmp_path):
+    up = StubUpstream(default=StubReply(tool_calls=[call("get_cluster_overview", {})]))
+    d = run(tmp_path, up)
+    assert_partial(d, "repeated_call")
+
+
+@pytest.mark.parametrize("reply", [
+    StubReply(tool_calls=[call("get_jobs", "{not json")]),
+    StubReply(tool_calls=[call("drop_all_tables", {})]),
+    StubReply(content="I think it is the GPU."),                      # prose instead of the output tool
+    StubReply(tool_calls=[call("get_jobs", {"limit": 10**9})]),       # out of the schema's bounds
+], ids=["invalid_json_args", "unknown_tool", "prose", "out_of_bounds"])
+def test_unusable_output_ends_as_invalid_output(tmp_path, reply):
+    d = run(tmp_path, StubUpstream(default=reply), limits=LoopLimits(max_similar_calls=10))
+    assert_partial(d, "invalid_output")
+
+
+class Raw:
+    """An upstream answering every request with one raw body and status."""
+
+    def __init__(self, body: bytes, status: int = 200):
+        self.body, self.status = body, status
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                await send({"type": message["type"] + ".complete"})
+                if message["type"] == "lifespan.shutdown":
+                    return
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": self.status,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": self.body})
+
+
+@pytest.mark.parametrize("upstream", [
+    Raw(json.dumps({"id": "x", "object": "chat.completion", "choices": []}).encode()),
+    Raw(b"<html>oops</html>"),
+    Raw(b'{"error": {"message": "boom"}}', status=500),
+    Raw(b'{"choices": [{"message": {"role": "assistant", "tool_calls": ["x"]}}]}'),
+], ids=["empty_choices", "garbage_body", "upstream_500", "tool_call_not_object"])
+def test_broken_upstream_ends_as_upstream_error(tmp_path, upstream):
+    assert_partial(run(tmp_path, upstream), "upstream_error")
+
+
+def test_budget_429_ends_as_budget(tmp_path):
+    up = StubUpstream(default=StubReply(tool_calls=[call("get_findings", {})]))
+    with serve_in_thread(up) as url:
+        cfg = config(url).model_copy(update={"run_token_cap": 10})
+        d = diagnose(ReadContext.from_snapshot(INCIDENT / "snapshot"), "why?", model="llm", gateway_config=cfg,
+                     audit=AuditLog(tmp_path / "audit.db"))
+    assert_partial(d, "budget")
+    assert "run_token_cap" in d.stopped_by
+
+
+def test_a_request_in_flight_is_bounded_by_the_runs_wall_time(tmp_path):
+    up = StubUpstream(default=StubReply(content="slow"), service_time_s=5.0)
+    d = run(tmp_path, up, limits=LoopLimits(wall_time_s=1.5))
+    assert_partial(d, "timeout")
+    assert float(up.headers[0]["x-warden-deadline-s"]) <= 1.5 if "x-warden-deadline-s" in up.headers[0] else True
+
+
+def test_context_overflow_is_refused_before_sending(tmp_path):
+    up = StubUpstream(default=StubReply(tool_calls=[call("get_findings", {})]))
+    d = run(tmp_path, up, context_tokens=300, max_output_tokens=64)
+    assert_partial(d, "context")
+    assert up.received == [], "nothing that cannot fit is sent"
+
+
+def test_max_output_tokens_and_compat_switches_reach_the_wire(tmp_path):
+    up = StubUpstream(script=[StubReply(tool_calls=[call("get_findings", {})])], default=StubReply(tool_calls=[final()]))
+    d = run(tmp_path, up, max_output_tokens=128, tool_choice="auto", null_content="empty")
+    assert d.answered_by == "model" and d.root_cause == "gpu_hardware_fault" and d.providers == ["llm", "llm"]
+    first, second = up.received
+    assert (first.get("max_tokens") or first.get("max_completion_tokens")) == 128 and first["tool_choice"] == "auto"
+    assistant = [m for m in second["messages"] if m["role"] == "assistant"]
+    assert assistant and all(m["content"] == "" for m in assistant), "no content: null on the wire"
+
+
+def test_no_final_answer_before_evidence_was_read(tmp_path):
+    # the first response asks for the findings and answers at once; that answer is sent back
+    up = StubUpstream(script=[StubReply(tool_calls=[call("get_findings", {}, 1), final(2)])],
+                      default=StubReply(tool_calls=[final(3)]))
+    d = run(tmp_path, up)
+    assert d.answered_by == "model" and d.root_cause == "gpu_hardware_fault"
+    retry = json.dumps(up.received[1]["messages"])
+    assert "No evidence has been read yet" in retry
+
+
+def test_invented_evidence_is_not_accepted(tmp_path):
+    up = StubUpstream(script=[StubReply(tool_calls=[call("get_findings", {})])],
+                      default=StubReply(tool_calls=[final(evidence=[{"text": "Xid 48 on gpu999 at 03:14"}],
+                                                          culprits=["node:gpu999"])]))
+    d = run(tmp_path, up)
+    assert_partial(d, "invalid_output")
+    assert "appear in no tool result" in json.dumps(up.received[-1]["messages"])
+
+
+def test_fallback_to_the_builtin_model_is_not_credited_to_the_llm(tmp_path):
+    d = run(tmp_path, Raw(b"", status=503), alias="llm-or-builtin")
+    assert d.answered_by == "builtin-fallback" and d.providers and set(d.providers) == {"builtin"}
+    assert d.root_cause == "gpu_hardware_fault" and d.stopped_by is None
+
+
+def test_no_aiohttp_session_outlives_a_run(tmp_path, caplog):
+    up = StubUpstream(script=[StubReply(tool_calls=[call("get_findings", {})])], default=StubReply(tool_calls=[final()]))
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        run(tmp_path, up)
+        import gc
+
+        gc.collect()
+    assert "Unclosed" not in caplog.text
+
+
+def test_unknown_alias_is_one_line_exit_2(tmp_path):
+    from agent.cli.app import app
+
+    r = CliRunner().invoke(app, ["diagnose", str(INCIDENT), "--model", "no-such-model", "--json"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.strip().count("\n") == 0 and "unknown model alias 'no-such-model'" in r.stderr
+
+
+def test_gateway_config_is_discovered_and_its_errors_are_one_line(tmp_path):
+    from agent.cli.app import app
+
+    home = tmp_path / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    up = StubUpstream(script=[StubReply(tool_calls=[call("get_findings", {})])], default=StubReply(tool_calls=[final()]))
+    with serve_in_thread(up) as url:
+        (home / "gateway.toml").write_text(f'[[providers]]\nname = "llm"\nkind = "openai_compat"\n'
+                                           f'openai_base_url = "{url}"\n[routes]\nmine = ["llm"]\n')
+        r = CliRunner().invoke(app, ["diagnose", str(INCIDENT), "--model", "mine", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["answered_by"] == "model" and d["providers"] == ["llm", "llm"] and len(up.received) == 2
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[providers]]\nname = 1\n")
+    r = CliRunner().invoke(app, ["diagnose", str(INCIDENT), "--gateway-config", str(bad)])
+    assert r.exit_code == 2 and "bad.toml" in r.stderr and r.stderr.strip().count("\n") == 0
