@@ -12,7 +12,8 @@ gateway 429 (budget, rate limit, cap)   ``budget``             key_tokens_per_da
 504 ``deadline_exceeded``, time-outs    ``timeout``            no answer within the run's wall time
 5xx, 502, connection errors             ``upstream_error``     every provider failed
 the model's output was unusable         ``invalid_output``     invalid tool arguments after retries
-404 unknown alias, 401 bad key          (ConfigError, exit 2)  unknown model alias 'smolm2'
+404 unknown alias, 401 bad key,         (re-raised: one line,  unknown model alias 'smolm2'
+WARDEN_GATEWAY_URL unreachable            exit 2)
 ======================================  =====================  =====================================
 
 A stopped run is never credited to the model: ``partial_diagnosis`` answers ``inconclusive`` with
@@ -21,14 +22,15 @@ A stopped run is never credited to the model: ``partial_diagnosis`` answers ``in
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from pydantic_ai.exceptions import (ModelAPIError, ModelContextWindowExceededError, ModelHTTPError,
-                                    ModelRequestTimeout, ModelTimeoutError, UnexpectedModelBehavior)
+from pydantic_ai.exceptions import (ModelAPIError, ModelConnectionError, ModelContextWindowExceededError,
+                                    ModelHTTPError, ModelRequestTimeout, ModelTimeoutError, UnexpectedModelBehavior)
 
 from agent.evidence_time import stamp_evidence, stamp_findings
 from agent.limits import LimitExceeded
-from tools.errors import ConfigError
+from gateway.client import GATEWAY_URL_ENV
 from tools.models.findings import Diagnosis
 from tools.read.context import ReadContext
 
@@ -53,17 +55,17 @@ def model_stop(exc: BaseException) -> LimitExceeded:
     """The stop reason for a model-side failure, as a LimitExceeded naming it.
 
     Raises:
-        ConfigError: the failure is a configuration mistake (unknown alias, missing or unknown
-            virtual key): the command should end with that one line, exit 2.
-        BaseException: ``exc`` itself when it is not a model-side failure.
+        BaseException: ``exc`` itself when it is a configuration mistake (an alias the gateway does not
+            route, a missing or unknown virtual key, a WARDEN_GATEWAY_URL with no gateway behind it:
+            the CLI ends with one line, exit 2) or not a model-side failure at all.
     """
     if isinstance(exc, LimitExceeded):
         return exc
     if isinstance(exc, ModelHTTPError):
         code, message = _error_body(exc)
         status = exc.status_code
-        if code in _CONFIG_CODES or status in (401, 404):
-            raise ConfigError(f"gateway refused model {exc.model_name!r}: {_one_line(message)}") from None
+        if code in _CONFIG_CODES or status in (401, 403, 404):
+            raise exc  # a configuration mistake: the CLI prints its one line (agent.cli.errors), exit 2
         if status == 429:
             return LimitExceeded("budget", _one_line(message))
         if code == "context_length_exceeded" or isinstance(exc, ModelContextWindowExceededError):
@@ -73,6 +75,9 @@ def model_stop(exc: BaseException) -> LimitExceeded:
         return LimitExceeded("upstream_error", f"HTTP {status}: {_one_line(message)}")
     if isinstance(exc, ModelContextWindowExceededError):
         return LimitExceeded("context", _one_line(str(exc)))
+    if isinstance(exc, ModelConnectionError) and not isinstance(exc, ModelTimeoutError) \
+            and os.environ.get(GATEWAY_URL_ENV):
+        raise exc  # WARDEN_GATEWAY_URL names no running gateway: a configuration mistake, exit 2
     if isinstance(exc, (ModelTimeoutError, ModelRequestTimeout)):
         return LimitExceeded("timeout", _one_line(str(exc)))
     if isinstance(exc, ModelAPIError):
