@@ -282,6 +282,7 @@ def test_wardens_own_failing_diagnostic_job_is_never_acted_on(facts):
 
     f = facts.model_copy(deep=True)
     f.jobs.append(SlurmJob(job_id="99001", name="warden-dcgm-diag", state="FAILED", nodes=["gpu007"]))
+    f._index.clear()  # a deep copy keeps the lookup index an earlier test built on the shared facts
     specs = [ActionSpec(type="notify_owner", job="99001"), ActionSpec(type="notify_owner", job="73412")]
     d = Diagnosis(question="q", root_cause="gpu_hardware_fault", confidence=0.9, summary="s",
                   proposed_actions=[plan_spec(s) for s in specs])
