@@ -11,13 +11,14 @@ log lines) is data: it is cut short and sent as plain text, never as markup that
 from __future__ import annotations
 
 import json
-
-from kubernetes.client import ApiClient, CoreV1Api
-from kubernetes.client.exceptions import ApiException
+from typing import TYPE_CHECKING
 
 from tools.actions.notify_channels import ChannelKind, Contact, NotifyConfig
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Diagnosis
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
 
 __all__ = ["Resolution", "resolve_owner", "draft_message"]
 
@@ -31,12 +32,24 @@ class Resolution:
         self.user, self.channel, self.recipient, self.problem = user, channel, recipient, problem
 
 
+def _read_namespace(kube: ApiClient, namespace: str) -> bytes:
+    from kubernetes.client import CoreV1Api  # the Kubernetes client only when a namespace is read (not per import)
+
+    return CoreV1Api(kube).read_namespace(namespace, _preload_content=False, _request_timeout=15).data
+
+
+def _api_error() -> type[Exception]:
+    from kubernetes.client.exceptions import ApiException
+
+    return ApiException
+
+
 def _namespace_owner(kube: ApiClient | None, namespace: str, label: str) -> tuple[str | None, str | None]:
     if kube is None:
         return None, f"namespace {namespace}: no Kubernetes client configured to read its {label!r} label"
     try:
-        raw = CoreV1Api(kube).read_namespace(namespace, _preload_content=False, _request_timeout=15).data
-    except ApiException as e:
+        raw = _read_namespace(kube, namespace)
+    except _api_error() as e:
         return None, f"namespace {namespace}: cannot be read (HTTP {e.status})"
     labels = (json.loads(raw).get("metadata") or {}).get("labels") or {}
     owner = labels.get(label)
