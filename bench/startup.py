@@ -59,7 +59,7 @@ def _imports(stderr: str) -> tuple[float, set[str]]:
         m = _LINE.match(line)
         if m:
             names.add(m[4])
-            if not m[3]:  # a top-level import: its cumulative time covers everything it pulled in
+            if len(m[3]) == 1:  # a top-level import (one space after the bar): its cumulative time covers everything it pulled in
                 total += int(m[2]) / 1e6
     return total, names
 
