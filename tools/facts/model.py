@@ -9,7 +9,7 @@ cluster is read in linear time).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -76,6 +76,13 @@ class Facts(BaseModel):
     """Evidence that could not be read: files that failed to parse, fetches that failed, checks that raised."""
 
     _index: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Facts:
+        """A copy with its derived indexes dropped: a copy is made to be changed (a what-if, a test adding
+        a job), and an index carried over from the original would hide the change."""
+        copy = super().model_copy(update=update, deep=deep)
+        copy._index = {}
+        return copy
 
     def cached(self, name: str, build: Callable[[], T]) -> T:
         """A value derived from these facts, computed once (an index, a per-node table): ``build()`` on
