@@ -3,8 +3,6 @@ error tree (see agent/approvals.py) and the MAC key."""
 
 from __future__ import annotations
 
-import os
-import secrets
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -63,26 +61,17 @@ class ApprovalTampered(ApprovalError):
 
 
 def load_approval_key(path: Path) -> bytes:
-    """The MAC key at ``path``, created (32 random bytes, mode 0600) when missing.
+    """The MAC key at ``path``, created (32 random bytes, mode 0600) when missing (agent.keys).
 
     Raises:
         ApprovalError: the file is readable or writable by group or others, or is not a key.
     """
+    from agent.keys import KeyFileError, load_key_file
+
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    else:
-        with os.fdopen(fd, "wb") as f:
-            f.write(secrets.token_bytes(32))
-    st = os.stat(path)
-    if st.st_mode & 0o077:
-        raise ApprovalError(f"{path}: approval key is accessible to group or others (mode {st.st_mode & 0o777:o}); "
-                            "chmod 600 it")
-    key = Path(path).read_bytes()
-    if len(key) < 16:
-        raise ApprovalError(f"{path}: approval key is too short")
-    return key
+        return load_key_file(path, what="approval key")
+    except KeyFileError as e:
+        raise ApprovalError(str(e)) from None
 
 
 class ApprovalRequest(BaseModel):

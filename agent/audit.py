@@ -1,4 +1,4 @@
-"""The audit store: an append-only, hash-chained table in SQLite (through sqlite-utils).
+"""The audit store: an append-only, HMAC-chained table in SQLite (through sqlite-utils).
 
 Every tool call, finding, policy decision, approval and execution is appended here before it
 takes effect (DESIGN.md, safety invariant 5). Row ``n`` stores::
@@ -8,15 +8,17 @@ takes effect (DESIGN.md, safety invariant 5). Row ``n`` stores::
     kind       AuditKind, e.g. "policy_decision"
     run_id     the agent run, or NULL
     payload    canonical JSON (sorted keys, no spaces, UTF-8)
-    prev_hash  hash of row n-1 ("0" * 64 for row 1)
-    hash       sha256(prev_hash + canonical JSON of {seq, ts, kind, run_id, payload})
+    prev_hash  hash of row n-1 (the log's genesis hash for row 1)
+    hash       HMAC-SHA256(audit key, prev_hash + canonical JSON of {seq, ts, kind, run_id, payload})
 
-:meth:`AuditLog.verify` recomputes the chain and reports the first bad row, so an edited row
-(its hash no longer matches), a deleted or inserted row (a seq gap, or a broken prev_hash link)
-and reordered rows (seq is inside the hash) are all detected, by reading data alone. A single
-``audit_head`` row holds the last seq and hash, so deleting rows from the end is detected too;
-for protection against someone who rewrites the whole file, record :meth:`AuditLog.head`
-elsewhere and pass it to ``verify(anchor=...)``.
+The key (agent/audit_chain.py) is ``audit.key`` beside the database (mode 0600, made with the log)
+or a configured secret, so an edited row cannot be given a hash that verifies, nor can every
+later hash be recomputed. ``audit_head`` holds the newest seq and hash with a MAC (deleting rows at
+the end and rewriting the head is detected), ``audit_meta`` the log's random id and creation time.
+What data alone cannot show — the whole file deleted, emptied and rebuilt, or put back from an
+old copy — an *anchor* shows: ``warden audit anchor`` exports the head (seq, hash, log id) to a
+place the writer cannot rewrite (agent/audit_anchor.py) and ``warden audit verify`` checks the
+log against the last one (:func:`agent.audit_verify.verify_log`).
 
 SQLite triggers refuse UPDATE and DELETE on the table, out-of-chain INSERTs, and any head change
 other than advancing by one row: defence in depth only — verify() never relies on them.
@@ -36,8 +38,8 @@ if another process writes to the same log in between.
 from __future__ import annotations
 
 import atexit
-import hashlib
 import json
+import secrets
 import sqlite3
 import threading
 import weakref
@@ -49,16 +51,20 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, JsonValue
 from sqlite_utils import Database
 
+from agent.audit_chain import CHAIN, SCHEMA, TRIGGERS, ChainKey, canonical_json
+from agent.keys import load_key_file
 from tools.errors import WardenError
 
 __all__ = [
     "AuditKind",
     "AuditRecord",
     "AuditVerification",
+    "AuditAnchor",
     "AuditLog",
     "AuditIntegrityError",
-    "GENESIS_HASH",
+    "AuditStoreError",
     "canonical_json",
+    "audit_key_path",
 ]
 
 AuditKind = Literal[
@@ -76,52 +82,21 @@ AuditKind = Literal[
     "run_end",
 ]
 
-GENESIS_HASH = "0" * 64
-
 DEFERRED_KINDS = frozenset({"run_start", "tool_call", "tool_result", "finding", "diagnosis", "limit"})
 """Kinds that record what was read or concluded: written with the next record that takes effect."""
-
-_TRIGGERS = {
-    "audit_no_update": "CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit "
-    "BEGIN SELECT RAISE(ABORT, 'audit log is append-only: UPDATE refused'); END",
-    "audit_no_delete": "CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit "
-    "BEGIN SELECT RAISE(ABORT, 'audit log is append-only: DELETE refused'); END",
-    "audit_insert_in_chain": "CREATE TRIGGER IF NOT EXISTS audit_insert_in_chain BEFORE INSERT ON audit "
-    "WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), 0) + 1 FROM audit) "
-    f"OR NEW.prev_hash IS NOT COALESCE((SELECT hash FROM audit ORDER BY seq DESC LIMIT 1), '{GENESIS_HASH}') "
-    "BEGIN SELECT RAISE(ABORT, 'audit log: row does not extend the chain'); END",
-    "audit_head_advance_only": "CREATE TRIGGER IF NOT EXISTS audit_head_advance_only BEFORE UPDATE ON audit_head "
-    "WHEN NEW.id IS NOT OLD.id OR NEW.seq IS NOT OLD.seq + 1 "
-    "OR NEW.hash IS NOT (SELECT hash FROM audit WHERE seq = NEW.seq) "
-    "BEGIN SELECT RAISE(ABORT, 'audit head may only advance to the newest row'); END",
-    "audit_head_no_delete": "CREATE TRIGGER IF NOT EXISTS audit_head_no_delete BEFORE DELETE ON audit_head "
-    "BEGIN SELECT RAISE(ABORT, 'audit head cannot be deleted'); END",
-}
 
 
 class AuditIntegrityError(WardenError):
     """The audit log cannot be appended to because its integrity records are damaged."""
 
 
-def canonical_json(value: object) -> str:
-    """Canonical JSON: sorted keys, no whitespace, UTF-8 kept, NaN/Infinity refused.
-
-    Raises:
-        ValueError: the value holds NaN or Infinity. TypeError: it is not JSON data.
-    """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+class AuditStoreError(WardenError):
+    """The audit database cannot be opened (not SQLite, unreadable): one line naming the file."""
 
 
-def _row_hash(prev_hash: str, seq: int, ts: str, kind: str, run_id: str | None, payload: object) -> str:
-    body = canonical_json({"seq": seq, "ts": ts, "kind": kind, "run_id": run_id, "payload": payload})
-    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
-
-
-def _row_hash_text(prev_hash: str, seq: int, ts: str, kind: str, run_id: str | None, payload_text: str) -> str:
-    """_row_hash of a payload already in canonical JSON (the same bytes, without re-encoding it)."""
-    body = (f'{{"kind":{canonical_json(kind)},"payload":{payload_text},"run_id":{canonical_json(run_id)},'
-            f'"seq":{seq},"ts":{canonical_json(ts)}}}')
-    return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
+def audit_key_path(db_path: Path | str) -> Path:
+    """The key file of the log at ``db_path``: ``audit.key`` in the same directory."""
+    return Path(db_path).with_name("audit.key")
 
 
 def _flush_at_exit(ref: weakref.ref[AuditLog]) -> None:
@@ -144,6 +119,21 @@ class AuditRecord(BaseModel):
     hash: str
 
 
+class AuditAnchor(BaseModel):
+    """A head exported by ``warden audit anchor``: the log must still hold exactly this row."""
+
+    model_config = ConfigDict(frozen=True)
+
+    seq: int
+    hash: str
+    log_id: str | None = None
+    """The anchored log's id (None: an anchor typed as SEQ:HASH)."""
+    at: datetime | None = None
+    """When it was exported (UTC)."""
+    source: str | None = None
+    """Where it was read from (the anchor file, ``--anchor``)."""
+
+
 class AuditVerification(BaseModel):
     """The result of :meth:`AuditLog.verify`."""
 
@@ -154,52 +144,105 @@ class AuditVerification(BaseModel):
     """One line: what is wrong, e.g. "row 7: hash mismatch (row edited)"."""
     rows_checked: int = 0
     head_seq: int = 0
-    head_hash: str = GENESIS_HASH
+    head_hash: str = ""
+    log_id: str | None = None
+    anchor: AuditAnchor | None = None
+    """The anchor the log was checked against, if any."""
     warnings: list[str] = []
     """Non-fatal findings, e.g. triggers that were missing when the log was opened."""
 
 
 class AuditLog:
-    """The hash-chained audit table in a SQLite file (created if missing).
+    """The HMAC-chained audit table in a SQLite file (created, with its key, if missing).
 
     Args:
         db_path: SQLite file; it may be shared with other stores and other processes.
+        key: the chain's secret; None reads (or creates, mode 0600) ``audit.key`` beside ``db_path``.
         clock: returns the current UTC time; tests may pass a fixed one.
+        create: make the log (and its key) when missing; False opens only what exists, as
+            ``warden audit verify`` does (a file without the audit tables is then reported by verify).
+
+    Raises:
+        AuditStoreError: the file is not a SQLite database, or is absent with ``create=False`` (names it).
+        agent.keys.KeyFileError: the key file is readable by others, cannot be made, or (``create=False``) is absent.
     """
 
-    def __init__(self, db_path: Path | str, *, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, db_path: Path | str, *, key: bytes | None = None,
+                 clock: Callable[[], datetime] | None = None, create: bool = True) -> None:
+        self.path = Path(db_path)
+        if not create and not self.path.is_file():
+            raise AuditStoreError(f"{db_path}: no audit log")
+        self.key_file: Path | None = None if key is not None else audit_key_path(db_path)
+        self._chain = ChainKey(key if key is not None else
+                               load_key_file(audit_key_path(db_path), what="audit key", create=create))
+        self._create = create
+        self._clock = clock or (lambda: datetime.now(timezone.utc))
         # One connection shared by the threads pydantic-ai runs sync tools in; _lock serialises it.
         self._db = Database(sqlite3.connect(str(db_path), check_same_thread=False))
         self._lock = threading.RLock()
-        self._db.execute("PRAGMA busy_timeout = 5000")
-        self._clock = clock or (lambda: datetime.now(timezone.utc))
-        existed = "audit" in self._db.table_names()
-        present = set(self._db.triggers_dict)
-        self._missing_at_open = sorted(set(_TRIGGERS) - present) if existed else []
-        self._db["audit"].create(
-            {"seq": int, "ts": str, "kind": str, "run_id": str, "payload": str, "prev_hash": str, "hash": str},
-            pk="seq",
-            not_null=["ts", "kind", "payload", "prev_hash", "hash"],
-            if_not_exists=True,
-        )
-        self._db["audit_head"].create(
-            {"id": int, "seq": int, "hash": str}, pk="id", not_null=["seq", "hash"], if_not_exists=True
-        )
-        if self._last()[0] == 0 and self._db.execute("SELECT COUNT(*) FROM audit_head").fetchone()[0] == 0:
-            # A new, empty log gets its head. A log with rows never gets a head silently rebuilt:
-            # a missing head is evidence, reported by verify() and refused by append().
-            self._db["audit_head"].insert({"id": 1, "seq": 0, "hash": GENESIS_HASH})
-        for sql in _TRIGGERS.values():
-            self._db.execute(sql)
+        try:
+            self._open()
+        except sqlite3.DatabaseError as e:
+            self._db.close()
+            raise AuditStoreError(f"{db_path}: not a usable audit database ({' '.join(str(e).split())}); "
+                                  "move it aside and run `warden audit verify` on the copy") from None
         self._pending: list[tuple[str, str, str, str | None]] = []
         """Deferred records: (kind, canonical payload, ts, run_id)."""
         self._tail: tuple[int, str] | None = None
         """(seq, hash) the pending records were numbered from, plus their own."""
         atexit.register(_flush_at_exit, weakref.ref(self))
 
-    def _last(self) -> tuple[int, str]:
+    def _open(self) -> None:
+        """Create what is missing (in one transaction, safe against a second process doing the same)."""
+        conn = self._db.conn
+        conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            tables = set(self._db.table_names())
+            present = set(self._db.triggers_dict)
+            self._missing_at_open = sorted(set(TRIGGERS) - present) if "audit" in tables else []
+            if "audit" not in tables and self._create:  # a new log: its id, its genesis and its head, made together
+                for sql in SCHEMA:
+                    conn.execute(sql)
+                log_id = secrets.token_hex(16)
+                # Wall time, not the clock rows are stamped with: verify compares it with the key file's age.
+                created = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+                conn.execute("INSERT INTO audit_meta (id, log_id, created_at, chain, mac) VALUES (1, ?, ?, ?, ?)",
+                             [log_id, created, CHAIN, self._chain.meta(log_id, created, CHAIN)])
+                genesis = self._chain.genesis(log_id)
+                conn.execute("INSERT INTO audit_head (id, seq, hash, mac) VALUES (1, 0, ?, ?)",
+                             [genesis, self._chain.head(log_id, 0, genesis)])
+                tables |= {"audit", "audit_head", "audit_meta"}
+            if {"audit_head", "audit_meta"} <= tables:
+                # A log that lost either is never given new ones silently: verify() reports it.
+                for sql in TRIGGERS.values():
+                    conn.execute(sql)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _meta(self) -> tuple[str, str, str, str] | None:
+        """(log_id, created_at, chain, mac) of the meta record, or None when it is gone."""
+        if "audit_meta" not in self._db.table_names():
+            return None
+        row = self._db.execute("SELECT log_id, created_at, chain, mac FROM audit_meta WHERE id = 1").fetchone()
+        return tuple(row) if row else None  # type: ignore[return-value]
+
+    def _log_id(self) -> str:
+        """The log's id after checking its meta record; raises AuditIntegrityError when it is damaged."""
+        meta = self._meta()
+        if meta is None:
+            raise AuditIntegrityError(f"{self.path}: no keyed-chain record (audit_meta): written by a Warden before "
+                                      "keyed chains, or tampered with; run `warden audit verify`, then move it aside")
+        if not self._chain.equal(meta[3], self._chain.meta(meta[0], meta[1], meta[2])):
+            raise AuditIntegrityError(f"{self.path}: audit_meta's MAC does not verify (edited, or another audit key); "
+                                      "run `warden audit verify`")
+        return meta[0]
+
+    def _last(self) -> tuple[int, str] | None:
         row = self._db.execute("SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1").fetchone()
-        return (int(row[0]), str(row[1])) if row else (0, GENESIS_HASH)
+        return (int(row[0]), str(row[1])) if row else None
 
     def append(self, kind: AuditKind, payload: dict[str, JsonValue], run_id: str | None = None) -> AuditRecord:
         """Append one record and return it; atomic, safe with several writer processes.
@@ -212,7 +255,7 @@ class AuditLog:
 
         Raises:
             ValueError: unknown kind, or a payload that is not JSON data (NaN, sets, objects).
-            AuditIntegrityError: the head record is gone (the log was tampered with).
+            AuditIntegrityError: the head or meta record is gone or fails its MAC (tampering).
             sqlite3.IntegrityError: a trigger refused the row (the chain was tampered with).
         """
         if kind not in get_args(AuditKind):
@@ -229,24 +272,28 @@ class AuditLog:
 
     def _defer(self, kind: str, payload_text: str, ts: str, run_id: str | None) -> AuditRecord:
         if self._tail is None:
-            self._tail = self._checked_tail()
+            self._tail = self._checked_tail()[1:]
         seq, prev_hash = self._tail[0] + 1, self._tail[1]
-        digest = _row_hash_text(prev_hash, seq, ts, kind, run_id, payload_text)
+        digest = self._chain.row(prev_hash, seq, ts, kind, run_id, payload_text)
         self._pending.append((kind, payload_text, ts, run_id))
         self._tail = (seq, digest)
         return AuditRecord(seq=seq, ts=datetime.fromisoformat(ts), kind=kind, run_id=run_id,
                            payload=json.loads(payload_text), prev_hash=prev_hash, hash=digest)
 
-    def _checked_tail(self) -> tuple[int, str]:
-        """The last row, after checking the head agrees with it (what the write would check)."""
-        last = self._last()
-        head = self._db.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone() \
+    def _checked_tail(self) -> tuple[str, int, str]:
+        """(log id, seq, hash) of the last row (seq 0 and the genesis hash when empty), after checking
+        the meta record and that the head agrees with the last row and carries a valid MAC."""
+        log_id = self._log_id()
+        head = self._db.execute("SELECT seq, hash, mac FROM audit_head WHERE id = 1").fetchone() \
             if "audit_head" in self._db.table_names() else None
         if head is None:
             raise AuditIntegrityError("audit head record is missing; run `warden audit verify` and repair the log")
+        last = self._last() or (0, self._chain.genesis(log_id))
         if (head[0], head[1]) != last:
             raise AuditIntegrityError("audit head disagrees with the last row; run `warden audit verify`")
-        return last
+        if not self._chain.equal(head[2], self._chain.head(log_id, head[0], head[1])):
+            raise AuditIntegrityError("audit head's MAC does not verify; run `warden audit verify`")
+        return log_id, last[0], last[1]
 
     def flush(self) -> None:
         """Write the deferred records now (one transaction). Safe to call at any time.
@@ -263,19 +310,22 @@ class AuditLog:
         conn = self._db.conn
         conn.execute("BEGIN IMMEDIATE")
         try:
-            seq, prev_hash = self._last()
+            log_id, seq, prev_hash = self._checked_tail()
             values = []
             for kind, payload_text, ts, run_id in rows:
                 seq += 1
-                digest = _row_hash_text(prev_hash, seq, ts, kind, run_id, payload_text)
+                digest = self._chain.row(prev_hash, seq, ts, kind, run_id, payload_text)
                 values.append((seq, ts, kind, run_id, payload_text, prev_hash, digest))
                 prev_hash = digest
             conn.executemany(
                 "INSERT INTO audit (seq, ts, kind, run_id, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 values)
             moved = 0
-            for v in values:  # the head's trigger lets it advance one row at a time
+            for v in values[:-1]:  # the head's trigger lets it advance one row at a time
                 moved += conn.execute("UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1", [v[0], v[6]]).rowcount
+            last = values[-1]
+            moved += conn.execute("UPDATE audit_head SET seq = ?, hash = ?, mac = ? WHERE id = 1",
+                                  [last[0], last[6], self._chain.head(log_id, last[0], last[6])]).rowcount
             if moved != len(values):
                 raise AuditIntegrityError("audit head record is missing; run `warden audit verify` and repair the log")
             conn.execute("COMMIT")
@@ -305,68 +355,45 @@ class AuditLog:
             )
 
     def head(self) -> tuple[int, str]:
-        """(seq, hash) of the newest row, ``(0, GENESIS_HASH)`` when empty: record it elsewhere
-        as an anchor for ``verify(anchor=...)``."""
+        """(seq, hash) of the newest row (seq 0 and the genesis hash when empty): export it as an
+        anchor (``warden audit anchor``) and check it with ``verify(anchor=...)``.
+
+        Raises:
+            AuditIntegrityError: the meta record is gone or fails its MAC.
+        """
         with self._lock:
             self.flush()
-            return self._last()
+            return self._last() or (0, self._chain.genesis(self._log_id()))
 
-    def verify(self, *, anchor: tuple[int, str] | None = None) -> AuditVerification:
+    def log_id(self) -> str:
+        """This log's random id (in every anchor; a recreated log has another).
+
+        Raises:
+            AuditIntegrityError: the meta record is gone or fails its MAC.
+        """
+        return self._log_id()
+
+    def verify(self, *, anchor: AuditAnchor | tuple[int, str] | None = None) -> AuditVerification:
         """Recompute the whole chain and report the first row that breaks it.
 
         Args:
-            anchor: a (seq, hash) from an earlier :meth:`head`, kept outside this database; the
-                chain must still contain exactly that row.
+            anchor: a head exported earlier (agent/audit_anchor.py) or a ``(seq, hash)``, kept
+                outside this database; the chain must still contain exactly that row, and be the
+                log the anchor names.
 
         Returns:
             AuditVerification with ``ok`` False, ``first_bad_seq`` and a one-line ``problem`` on
-            any edited, deleted, inserted or reordered row, or a head that disagrees.
+            any edited, deleted, inserted or reordered row, a head or meta record that is missing or
+            fails its MAC, a log younger than its key, or a log the anchor does not match.
         """
-        self.flush()
-        warnings = [f"trigger {name} was missing when the log was opened" for name in self._missing_at_open]
-        checked, prev_hash, expected_seq = 0, GENESIS_HASH, 1
-        hashes: dict[int, str] = {}
+        from agent.audit_verify import verify_log
 
-        def bad(seq: int, problem: str) -> AuditVerification:
-            return AuditVerification(
-                ok=False, first_bad_seq=seq, problem=problem, rows_checked=checked,
-                head_seq=expected_seq - 1, head_hash=prev_hash, warnings=warnings,
-            )
-
-        rows = self._db.execute("SELECT seq, ts, kind, run_id, payload, prev_hash, hash FROM audit ORDER BY seq")
-        for seq, ts, kind, run_id, payload_text, stored_prev, stored_hash in rows:
-            if not isinstance(seq, int) or seq != expected_seq:
-                what = "missing (deleted)" if isinstance(seq, int) and seq > expected_seq else f"out of order ({seq!r})"
-                return bad(expected_seq, f"row {expected_seq}: {what}; next row found is seq {seq!r}")
-            if stored_prev != prev_hash:
-                return bad(seq, f"row {seq}: prev_hash does not link to row {seq - 1} (row inserted, deleted or moved)")
-            try:
-                payload = json.loads(payload_text)
-                canonical = canonical_json(payload) == payload_text
-            except (TypeError, ValueError):
-                canonical = False
-            if not canonical or not isinstance(payload, dict):
-                return bad(seq, f"row {seq}: payload is not the canonical JSON that was hashed (row edited)")
-            if _row_hash(prev_hash, seq, str(ts), str(kind), run_id, payload) != stored_hash:
-                return bad(seq, f"row {seq}: hash mismatch (row edited)")
-            hashes[seq] = stored_hash
-            prev_hash, expected_seq, checked = stored_hash, expected_seq + 1, checked + 1
-
-        last_seq = expected_seq - 1
-        head = None
-        if "audit_head" in self._db.table_names():
-            head = self._db.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
-        if head is None:
-            return bad(last_seq + 1, "audit head record is missing (deleted)")
-        if (head[0], head[1]) != (last_seq, prev_hash):
-            if isinstance(head[0], int) and head[0] > last_seq:
-                return bad(last_seq + 1, f"rows {last_seq + 1}..{head[0]} missing at the end (head says seq {head[0]})")
-            return bad(last_seq, f"audit head (seq {head[0]!r}) disagrees with the last row (seq {last_seq})")
-        if anchor is not None and hashes.get(anchor[0], GENESIS_HASH if anchor[0] == 0 else None) != anchor[1]:
-            return bad(anchor[0], f"row {anchor[0]}: does not match the external anchor {anchor[1][:16]}")
-        return AuditVerification(
-            ok=True, rows_checked=checked, head_seq=last_seq, head_hash=prev_hash, warnings=warnings
-        )
+        with self._lock:
+            self.flush()
+            if isinstance(anchor, tuple):
+                anchor = AuditAnchor(seq=anchor[0], hash=anchor[1])
+            return verify_log(self._db, self._chain, anchor=anchor, key_file=self.key_file,
+                              missing_triggers=self._missing_at_open)
 
     def close(self) -> None:
         """Write what is deferred and close the database connection."""

@@ -31,7 +31,7 @@ from agent.gateway_setup import check_alias, load_gateway_config, model_limits
 from agent.limits import GuardedToolset, LimitExceeded, LimitKind, LoopGuard, LoopGuardCapability, LoopLimits
 from agent.model_failures import model_stop, partial_diagnosis
 from agent.output_check import check_grounded
-from agent.settings import audit_path
+from agent.settings import WardenSettings
 from agent.store import RunStore, warden_home
 from agent.toolset import read_toolset
 from gateway.app import create_app
@@ -207,9 +207,7 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
     cfg = gateway_config if gateway_config is not None else (load_gateway_config() if model_override is None else None)
     if model_override is None:
         check_alias(model, cfg)
-    if audit is True:
-        audit_path().parent.mkdir(parents=True, exist_ok=True)
-    log = AuditLog(audit_path()) if audit is True else (audit or None)
+    log = WardenSettings.load().open_audit() if audit is True else (audit or None)  # the configured key
     if run_id is None:
         run_id = store.start_run(target=target, question=question or "", model=model) if store else uuid.uuid4().hex
     lim = _priced(limits or LoopLimits(), model, cfg)

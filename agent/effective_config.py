@@ -73,6 +73,10 @@ def _settings(out: list[Setting]) -> None:
                  [v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value]
                  if isinstance(value, (list, tuple)) else str(value))
             out.append(Setting(key=f"{section}.{name}", value=shown, source=here if name in given else "default"))
+    anchor = s.audit_anchor
+    out.append(Setting(key="audit_anchor", value=anchor.sinks() if anchor else [],
+                       source=here if "audit_anchor" in raw else "default",
+                       note=None if anchor else "none: `warden audit verify` cannot tell a replaced or truncated log"))
     limits = s.limits
     file_limits = raw.get("limits") or {}
     for name in type(limits).model_fields:

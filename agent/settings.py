@@ -15,6 +15,8 @@ store, under ``$WARDEN_HOME``::
     asserted_identity: false   # true only behind a wrapper that authenticates --approver / --as
     autonomy: {default: recommend, rules: []}     # agent/autonomy.py
     fleet: {max_out_per_group: 3, window_h: 1}    # agent/fleet.py
+    audit_anchor: {file: /var/log/warden/audit-anchors.jsonl}   # agent/audit_anchor.py
+    audit_key_env: null        # a variable holding the audit chain's secret (else $WARDEN_HOME/audit.key)
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from tools.errors import ConfigError
 if TYPE_CHECKING:  # imported where used: `approvals list` and `audit verify` must start without the agent stack
     from agent.approvals import ApprovalStore
     from agent.audit import AuditLog
+    from agent.audit_anchor import AnchorConfig
     from agent.autonomy import AutonomyConfig
     from agent.fleet import FleetBounds
     from agent.limits import LoopLimits
@@ -79,6 +82,10 @@ class WardenSettings(BaseModel):
     """Slack user id (as Slack verified it on a signed request) -> approver name in ``approvers``."""
     approval_key_env: str | None = None
     """Environment variable holding the approvals' MAC secret (else ``$WARDEN_HOME/approval.key``, mode 0600)."""
+    audit_key_env: str | None = None
+    """Environment variable holding the audit chain's HMAC secret (else ``$WARDEN_HOME/audit.key``, mode 0600)."""
+    audit_anchor_raw: dict[str, Any] | None = Field(default=None, alias="audit_anchor")
+    """``audit_anchor:`` as written; read it as :attr:`audit_anchor`."""
     _source: Path | None = PrivateAttr(default=None)
 
     # The sections below are validated on first use: their models import the action catalogue (and
@@ -115,13 +122,32 @@ class WardenSettings(BaseModel):
 
         return self._section("fleet", FleetBounds, self.fleet_raw)
 
+    @cached_property
+    def audit_anchor(self) -> AnchorConfig | None:
+        """Where ``warden audit anchor`` exports the audit log's head (agent.audit_anchor.AnchorConfig).
+
+        Raises:
+            ConfigError: naming the file and the field when a value is invalid, or the anchor file
+                lies inside $WARDEN_HOME.
+        """
+        if self.audit_anchor_raw is None:
+            return None
+        from agent.audit_anchor import AnchorConfig, AnchorError, check_outside
+
+        cfg = self._section("audit_anchor", AnchorConfig, self.audit_anchor_raw)
+        try:
+            check_outside(cfg, warden_home())
+        except AnchorError as e:
+            raise ConfigError(f"{self._source or settings_path()}: {e}") from None
+        return cfg
+
     def validate_all(self) -> None:
-        """Validate the lazily read sections too (limits, autonomy, fleet).
+        """Validate the lazily read sections too (limits, autonomy, fleet, audit_anchor).
 
         Raises:
             ConfigError: naming the file and the field of the first invalid value.
         """
-        self.limits, self.autonomy, self.fleet  # noqa: B018 - each validates on first read
+        self.limits, self.autonomy, self.fleet, self.audit_anchor  # noqa: B018 - each validates on first read
 
     @property
     def source(self) -> Path | None:
@@ -177,12 +203,32 @@ class WardenSettings(BaseModel):
 
         return PolicyEngine.load(self.policy_paths or None, self.policy_config)
 
-    def open_audit(self) -> AuditLog:
-        """The audit log under $WARDEN_HOME (created if missing)."""
+    def audit_key(self) -> bytes | None:
+        """The audit chain's secret from ``audit_key_env``; None: the key file beside audit.db.
+
+        Raises:
+            ConfigError: the variable is unset or too short (names the field).
+        """
+        if not self.audit_key_env:
+            return None
+        from agent.keys import KeyFileError, key_from_env
+
+        try:
+            return key_from_env(self.audit_key_env, field=f"{self._source or settings_path()}: audit_key_env")
+        except KeyFileError as e:
+            raise ConfigError(str(e)) from None
+
+    def open_audit(self, *, create: bool = True) -> AuditLog:
+        """The audit log under $WARDEN_HOME (created with its key if missing, unless ``create`` is False).
+
+        Raises:
+            ConfigError: audit_key_env names an unset variable. AuditStoreError / KeyFileError: see AuditLog.
+        """
         from agent.audit import AuditLog
 
-        audit_path().parent.mkdir(parents=True, exist_ok=True)
-        return AuditLog(audit_path())
+        if create:
+            audit_path().parent.mkdir(parents=True, exist_ok=True)
+        return AuditLog(audit_path(), key=self.audit_key(), create=create)
 
     def open_approvals(self, audit: AuditLog | None = None) -> ApprovalStore:
         """The approval store under $WARDEN_HOME, recording into ``audit``."""

@@ -26,7 +26,7 @@ from agent.cli.gateway_option import GatewayConfigOption
 from agent.cli.tables import Column, print_table
 from agent.diagnose import diagnose_path
 from agent.gateway_setup import check_alias, load_gateway_config
-from agent.settings import audit_path
+from agent.settings import WardenSettings
 from agent.store import warden_home
 from evals.compare import Comparison, compare_reports, gate
 from evals.incident import Incident
@@ -184,7 +184,7 @@ def eval_cmd(
         home = warden_home()
         home.mkdir(parents=True, exist_ok=True)
         open_db(home / "gateway.db").close()  # create the ledger once, before parallel runs open it
-        audit = AuditLog(audit_path())
+        audit = WardenSettings.load().open_audit()
         reports = [_run_one(incident_dirs, alias, repeat=repeat if alias == model else 1, tags=_split_tags(tags),
                             config=config, audit=audit, judge=judge, concurrency=concurrency, progress=progress)
                    for alias in models]

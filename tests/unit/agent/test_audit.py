@@ -1,5 +1,6 @@
 """The audit store on a real SQLite file: an untouched chain verifies; edited, deleted, inserted
-and reordered rows are detected, also after an attacker drops the triggers."""
+and reordered rows are detected, also after an attacker drops the triggers and recomputes hashes
+without the key (tests/adversarial/test_audit_tampering.py has the anchored cases)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.audit import GENESIS_HASH, AuditIntegrityError, AuditLog, canonical_json
+from agent.audit import AuditIntegrityError, AuditLog, canonical_json
+from agent.audit_chain import LEGACY_GENESIS as ZEROS
 
 REPO = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 3, 4, 10, 15, tzinfo=timezone.utc)
@@ -60,6 +62,7 @@ def rows(db: Path) -> list[tuple]:
 
 
 def rehash(prev: str, seq: int, ts: str, kind: str, run_id: str | None, payload: str) -> str:
+    """What an attacker without the key can compute: the plain SHA-256 of the row."""
     body = canonical_json({"seq": seq, "ts": ts, "kind": kind, "run_id": run_id, "payload": json.loads(payload)})
     return hashlib.sha256((prev + body).encode()).hexdigest()
 
@@ -72,14 +75,16 @@ def test_untouched_chain_verifies(db: Path) -> None:
 
 
 def test_empty_log_verifies(tmp_path: Path) -> None:
-    result = AuditLog(tmp_path / "empty.db").verify()
-    assert result.ok and result.head_hash == GENESIS_HASH
+    log = AuditLog(tmp_path / "empty.db")
+    result = log.verify()
+    assert result.ok and result.head_seq == 0 and result.head_hash == log.head()[1] != ZEROS
+    assert len(result.head_hash) == 64 and result.log_id == log.log_id()
 
 
 def test_rows_are_chained_and_canonical(db: Path) -> None:
     table = rows(db)
     assert [r[0] for r in table] == list(range(1, N + 1))
-    assert table[0][5] == GENESIS_HASH
+    assert table[0][5] not in ("", ZEROS) and len(table[0][5]) == 64  # the log's own keyed genesis
     for prev, row in zip(table, table[1:]):
         assert row[5] == prev[6]
     assert table[1][4] == '{"args":{"limit":20},"tool":"get_pending_jobs"}'
@@ -102,10 +107,12 @@ def test_reopened_log_continues_the_chain(db: Path) -> None:
         "UPDATE audit SET payload = '{}' WHERE seq = 3",
         "DELETE FROM audit WHERE seq = 6",
         "DELETE FROM audit",
-        f"INSERT INTO audit VALUES (3, 'x', 'finding', NULL, '{{}}', '{GENESIS_HASH}', 'h')",
-        f"INSERT INTO audit VALUES (7, 'x', 'finding', NULL, '{{}}', '{GENESIS_HASH}', 'h')",
+        f"INSERT INTO audit VALUES (3, 'x', 'finding', NULL, '{{}}', '{ZEROS}', 'h')",
+        f"INSERT INTO audit VALUES (7, 'x', 'finding', NULL, '{{}}', '{ZEROS}', 'h')",
         "UPDATE audit_head SET seq = 3",
         "DELETE FROM audit_head",
+        "DELETE FROM audit_meta",
+        "UPDATE audit_meta SET log_id = 'x'",
     ],
 )
 def test_triggers_refuse_tampering(db: Path, sql: str) -> None:
@@ -138,13 +145,13 @@ def test_edited_row_detected(db: Path, sql: str, bad_seq: int) -> None:
     assert result.problem is not None and "\n" not in result.problem
 
 
-def test_edited_row_with_recomputed_hash_breaks_the_next_link(db: Path) -> None:
+def test_edited_row_with_recomputed_hash_is_caught_at_that_row(db: Path) -> None:
     seq, ts, kind, run_id, _, prev, _ = rows(db)[3]
     payload = '{"action":"drain_node","decision":"allow"}'
     tamper(db, f"UPDATE audit SET payload = '{payload}', hash = '{rehash(prev, seq, ts, kind, run_id, payload)}' WHERE seq = 4")
     result = AuditLog(db).verify()
-    assert (result.ok, result.first_bad_seq) == (False, 5)
-    assert "prev_hash" in (result.problem or "")
+    assert (result.ok, result.first_bad_seq) == (False, 4)  # without the key no hash verifies
+    assert "hash mismatch" in (result.problem or "")
 
 
 @pytest.mark.parametrize("seq", [1, 3, 5])
@@ -162,15 +169,26 @@ def test_deleted_last_rows_detected_by_the_head(db: Path) -> None:
     assert "missing at the end" in (result.problem or "")
 
 
-def test_deleted_last_row_with_forged_head_caught_by_external_anchor(db: Path) -> None:
-    anchor = AuditLog(db).head()
-    assert anchor[0] == N
+def test_deleted_last_row_with_forged_head_caught_by_the_head_mac(db: Path) -> None:
     prev_hash = rows(db)[N - 2][6]
     tamper(db, f"DELETE FROM audit WHERE seq = {N}", f"UPDATE audit_head SET seq = {N - 1}, hash = '{prev_hash}'")
+    result = AuditLog(db).verify()
+    assert (result.ok, result.first_bad_seq) == (False, N) and "head's MAC" in (result.problem or "")
+    with pytest.raises(AuditIntegrityError):
+        AuditLog(db).append("execution", {"argv": ["true"]})
+
+
+def test_deleted_last_row_with_an_old_copy_of_the_head_caught_by_the_anchor(db: Path) -> None:
+    with sqlite3.connect(db) as conn:
+        old_head = conn.execute("SELECT seq, hash, mac FROM audit_head").fetchone()
+    AuditLog(db).append("execution", {"argv": ["scontrol", "update", "NodeName=gpu018", "State=DRAIN"]})
+    anchor = AuditLog(db).head()
+    tamper(db, f"DELETE FROM audit WHERE seq = {N + 1}",
+           "UPDATE audit_head SET seq = {}, hash = '{}', mac = '{}'".format(*old_head))
     assert AuditLog(db).verify().ok  # consistent in itself: only an outside anchor can tell
     result = AuditLog(db).verify(anchor=anchor)
-    assert (result.ok, result.first_bad_seq) == (False, N)
-    assert "anchor" in (result.problem or "")
+    assert (result.ok, result.first_bad_seq) == (False, N + 1)
+    assert "missing at the end" in (result.problem or "") and "truncated" in (result.problem or "")
 
 
 def test_deleted_head_detected_and_append_refused(db: Path) -> None:
@@ -195,7 +213,7 @@ def test_inserted_row_in_the_middle_detected(db: Path) -> None:
     assert (result.ok, result.first_bad_seq) == (False, 4)
 
 
-def test_inserted_row_with_correct_hash_breaks_the_following_link(db: Path) -> None:
+def test_inserted_row_with_a_recomputed_hash_is_caught_at_that_row(db: Path) -> None:
     seq3 = rows(db)[2]
     payload = '{"approver":"mallory","status":"approved"}'
     ts = "2026-03-04T10:15:03.500000+00:00"
@@ -207,7 +225,7 @@ def test_inserted_row_with_correct_hash_breaks_the_following_link(db: Path) -> N
         f"INSERT INTO audit VALUES (4, '{ts}', 'approval', 'run-1', '{payload}', '{seq3[6]}', '{forged}')",
     )
     result = AuditLog(db).verify()
-    assert (result.ok, result.first_bad_seq) == (False, 5)
+    assert (result.ok, result.first_bad_seq) == (False, 4)
 
 
 def test_appended_row_outside_the_log_detected(db: Path) -> None:

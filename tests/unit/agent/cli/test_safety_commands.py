@@ -142,7 +142,7 @@ def test_audit_verify_detects_a_tampered_row(home):
     _paused_run(home)
     r = invoke("audit", "verify")
     assert r.exit_code == 0 and r.output.startswith("audit log ok:"), r.output
-    head = r.output.split("head ")[1].strip()
+    head = r.output.split("head ")[1].split()[0]
     assert invoke("audit", "verify", "--anchor", head).exit_code == 0
     one_line_error(invoke("audit", "verify", "--anchor", "12:xyz"))
     con = sqlite3.connect(home / "audit.db")
