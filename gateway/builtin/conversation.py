@@ -67,7 +67,12 @@ def read_conversation(request: dict[str, Any]) -> Conversation:
 
 
 _JOB_RE = re.compile(r"\bjob(?:\s*id)?\s*#?\s*(\d+(?:_\d+)?)", re.IGNORECASE)
-_ID_RE = re.compile(r"(?<![\w.:/-])(\d{3,}(?:_\d+)?)(?![\w.:/-])")
+_ID_RE = re.compile(r"(?<![\w.:/-])(?<!\d,)(\d{3,}(?:_\d+)?)(?![\w.:/-])(?!,\d)")  # not 1,843
+_NOT_AN_ID = re.compile(
+    r"\b(?:checkpoint|ckpt|step|steps|epoch|iteration|iter|port|rank|ranks|layer|batch|seq(?:uence)?|length|"
+    r"version|v|gpus?|nodes?|tokens?|errors?|hours?|minutes?|seconds?|mb|gb|tb|gib|mib|w|watts?|mhz)\s*[#=:]?\s*$",
+    re.IGNORECASE)
+"""A number right after one of these words is a step, a count or a size, not a job id (``checkpoint 18000``)."""
 _HOST_RE = re.compile(r"\b([a-z][a-z-]*\d+[a-z0-9-]*)\b", re.IGNORECASE)
 _NAME_RE = re.compile(r"(?<![\w.-])([a-z0-9][a-z0-9.-]*[a-z0-9](?:/[a-z0-9][a-z0-9.-]*[a-z0-9])?)(?![\w-])")
 """Kubernetes-style names (``ml-train/whisper-ft-worker-0``, ``ip-10-42-19-77.ec2.internal``)."""
@@ -77,7 +82,8 @@ def named_entities(question: str) -> set[str]:
     """Job ids, host-like and Kubernetes-style names the question mentions (``4242``, ``gpu017``,
     ``ml-train/whisper-ft-worker-0``), lower case."""
     found = {m.group(1) for m in _JOB_RE.finditer(question)}
-    found |= {m.group(1) for m in _ID_RE.finditer(question)}
+    found |= {m.group(1) for m in _ID_RE.finditer(question)
+              if not _NOT_AN_ID.search(question[max(0, m.start() - 24):m.start()])}
     found |= {m.group(1).lower() for m in _HOST_RE.finditer(question)}
     found |= {m.group(1).lower().rstrip(".") for m in _NAME_RE.finditer(question.lower())
               if "-" in m.group(1) or "/" in m.group(1)}

@@ -45,6 +45,11 @@ def _subject_lines(entities: set[str], findings: list[dict[str, Any]], coverage:
         status = statuses.get(e)
         if about:
             lines.append(f"{e}: {about[0]['message']}")
+        elif status and status.get("known") and (held := [n for n in status.get("nodes") or []
+                                                         if any(mentions(f, {n.lower()}) for f in findings
+                                                                if f.get("root_cause") not in NO_CAUSE)]):
+            lines.append(f"{e} is {status.get('state') or 'known'} on {', '.join(held)}, named below; "
+                         "the evidence does not make it a victim of that fault")
         elif status and status.get("known"):
             state = status.get("state") or "known"
             normal = " — waiting its turn, which is normal" if "(Priority" in state or "(Resources" in state else ""
@@ -146,7 +151,12 @@ def decide(question: str, findings: list[dict[str, Any]], table: Precedence | No
                                                                         "cluster evidence"]) + ".").strip()
                 + (" Weak signals: " + "; ".join(r.findings[0]["message"] for r in weak[:2]) + "." if weak else "")}
     seen = "; ".join(f"{r.findings[0]['message']} (score {r.score:.2f})" for r in weak[:3])
-    return {"root_cause": "healthy", "culprits": [], "evidence": [], "proposed_actions": [],
+    # Checks that recognised an expected state (a scale-up on its way, a planned failover) say why it is normal.
+    normal = [f for f in findings if f.get("root_cause") == "healthy"]
+    why_normal = "; ".join(f["message"] for f in normal[:3])
+    return {"root_cause": "healthy", "culprits": [], "proposed_actions": [],
+            "evidence": [e for f in normal for e in f.get("evidence", [])][:6],
             "confidence": 0.8 if not weak else round(1 - weak[0].score, 2),
             "summary": (head + " No fault that needs action: the evidence was read and the checks found nothing "
-                               "above the action threshold." + (f" Minor signals: {seen}." if seen else "")).strip()}
+                               "above the action threshold." + (f" Expected: {why_normal}." if why_normal else "")
+                        + (f" Minor signals: {seen}." if seen else "")).strip()}

@@ -21,9 +21,9 @@ from pydantic import Field
 from tools.checks.base import CheckConfig, clip, kernel_evidence, log_evidence
 from tools.facts import Facts
 from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_event_time, rank_node
-from tools.knowledge.dcgm import gpu_fault_samples
+from tools.knowledge.dcgm import NON_INTERRUPTING_FIELDS, XID_FIELD, gpu_fault_samples
 from tools.knowledge.precedence import confidence
-from tools.knowledge.xid import HARDWARE_XIDS, RECOVERY_XID, describe_xid, recovery_action, xid_class
+from tools.knowledge.xid import HARDWARE_XIDS, NON_INTERRUPTING_XIDS, RECOVERY_XID, describe_xid, recovery_action, xid_class
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import CudaErrorEvent, XidEvent
 from tools.platform import node_ref, take_out_of_service, victims
@@ -51,6 +51,9 @@ class _Node:
     what: set[str] = field(default_factory=set)
     first: datetime | None = None
     jobs: list[str] = field(default_factory=list)
+    interrupting: bool = False
+    """Some evidence says work on the GPU stopped (a fatal Xid, a lost GPU, failing CUDA calls); False when
+    every fault waits for the next reset (row remap pending), so running jobs are not its victims."""
 
 
 def _ended_before(facts: Facts, job_id: str, first_event: datetime | None) -> bool:
@@ -80,6 +83,7 @@ def _kernel(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
         n = nodes[ev.node]
         n.direct.append(kernel_evidence(ev))
         n.what.add(label)
+        n.interrupting |= not (isinstance(ev, XidEvent) and ev.xid in NON_INTERRUPTING_XIDS)
         when = kernel_event_time(facts, ev)
         if when is not None and (n.first is None or when < n.first):
             n.first = when
@@ -90,11 +94,14 @@ def _metrics(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
         nodes[s.node or ""].direct.append(Evidence(text=f"{s.name}={s.value:g} on {s.node} GPU {s.gpu}",
                                                    metric=s.name, value=s.value, unit="count"))
         nodes[s.node or ""].what.add(label)
+        nodes[s.node or ""].interrupting |= not (s.name in NON_INTERRUPTING_FIELDS or
+                                                 (s.name == XID_FIELD and int(s.value) in NON_INTERRUPTING_XIDS))
     for g in facts.gpu_status:
         if g.node and g.lost:
             nodes[g.node].direct.append(Evidence(text=clip(f"nvidia-smi on {g.node}: GPU {g.pci_bus_id or g.index} "
                                                            f"unreachable ({g.lost})"), metric="nvidia-smi"))
             nodes[g.node].what.add("GPU lost (nvidia-smi)")
+            nodes[g.node].interrupting = True
 
 
 def _k8s_events(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
@@ -104,6 +111,7 @@ def _k8s_events(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
         if m and int(m.group(1)) in cfg.hardware_xids and host:
             nodes[host].direct.append(Evidence(text=clip(f"{e.reason or ''} {e.message}"), file=e.file, line=e.line))
             nodes[host].what.add(f"Xid {m.group(1)}")
+            nodes[host].interrupting |= int(m.group(1)) not in NON_INTERRUPTING_XIDS
 
 
 def _cuda_errors(facts: Facts, nodes: dict[str, _Node]) -> None:
@@ -123,6 +131,7 @@ def _cuda_errors(facts: Facts, nodes: dict[str, _Node]) -> None:
         n = nodes[node]
         n.symptoms.append(log_evidence(e))
         n.what.add("CUDA: " + clip(e.error, 60))
+        n.interrupting = True
         if e.job not in n.jobs:
             n.jobs.append(e.job)
 
@@ -143,6 +152,7 @@ def _repeat_app_faults(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) ->
         if len(seen) >= cfg.repeat_processes:
             nodes[node].symptoms.append(kernel_evidence(first[(node, pci)]))
             nodes[node].what.add(f"application Xid {first[(node, pci)].xid} on GPU {pci} for {len(seen)} processes")
+            nodes[node].interrupting = True
     jobs: dict[str, set[str]] = defaultdict(set)
     sample: dict[str, CudaErrorEvent] = {}
     for e in facts.job_events_of("cuda_error"):
@@ -159,6 +169,7 @@ def _repeat_app_faults(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) ->
             nodes[node].symptoms.append(log_evidence(sample[node]))
             nodes[node].what.add(f"'{clip(sample[node].error, 50)}' in {len(ids)} different jobs")
             nodes[node].jobs += [j for j in sorted(ids) if j not in nodes[node].jobs]
+            nodes[node].interrupting = True
 
 
 def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
@@ -183,6 +194,8 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
             or "GPU hardware errors"
         jobs = [j for j in affected_jobs(facts, [name]) if not _ended_before(facts, j, n.first)]
         jobs += [j for j in n.jobs if j not in jobs]
+        if not n.interrupting:  # the fault waits for a reset: running work goes on and is nobody's victim
+            jobs = [j for j in jobs if job_state(facts, j) not in ("RUNNING", "COMPLETING", "SUSPENDED")]
         reason = f"GPU hardware fault ({clip(what, 80)})"
         culprits, follow = victims(facts, ref, f"work lost to GPU fault on {name}", jobs=jobs)
         direct = bool(n.direct)

@@ -9,6 +9,7 @@ grew (link downed, symbol errors) in a Prometheus range query or between two scr
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -40,6 +41,8 @@ class InterconnectConfig(CheckConfig):
     min_counter_increase: float = 10.0
     """Growth of an IB error counter (symbol errors, receive errors ...) within the query window; link-downed
     counts are judged like kernel link-down lines (``flap_downs``)."""
+    counter_window_h: float = 24.0
+    """How far back counter growth counts: errors that stopped growing before this are history."""
     nvlink_recovery_errors: float = 1.0
     """DCGM NVLink recovery errors on one GPU that make its link faulty."""
 
@@ -123,20 +126,67 @@ def _transport(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]) -
         n.what |= {f"{e.transport} {e.what}" + (f" on {e.device}" if e.device else "") for e in fatal[:2]}
 
 
+_WINDOWED = re.compile(r"^\s*(increase|rate|irate|delta)\(\s*(\w+)\s*(\{[^}]*\})?\s*\[(\d+)([smhdw])\]\s*\)\s*$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def _windowed(facts: Facts) -> dict[tuple[str, str, str], float]:
+    """Growth of IB counters that the query itself measured over its window (``increase(x[24h])``,
+    ``rate(x[5m])`` times the window), per (node, counter, port). A counter is cumulative until cleared:
+    the growth is what says whether the port is failing now, not the total."""
+    out: dict[tuple[str, str, str], float] = {}
+    for name in facts.metric_names():
+        m = _WINDOWED.match(name)
+        if not m or m.group(2) not in IB_COUNTER_FIELDS:
+            continue
+        seconds = int(m.group(4)) * _UNIT_S[m.group(5)]
+        scale = seconds if m.group(1) in ("rate", "irate") else 1
+        for s in facts.samples(name):
+            if s.node:
+                key = (s.node, m.group(2), f"{s.labels.get('device', '?')}:{s.labels.get('port', '?')}")
+                out[key] = max(out.get(key, 0.0), s.value * scale)
+    return out
+
+
+def _recent_growth(points: list[tuple[float, float]], now_s: float, window_s: float) -> float:
+    """Growth of a cumulative counter within the ``window_s`` before ``now_s``: the newest value minus
+    the newest value at or before the window's start (or the oldest point inside it). A reset (the value
+    going down: counters cleared, host rebooted) restarts the count."""
+    points = sorted(points)
+    start = now_s - window_s
+    base = next((v for t, v in reversed(points) if t <= start), None)
+    inside = [(t, v) for t, v in points if t > start]
+    if not inside:
+        return 0.0
+    grew, prev = 0.0, base if base is not None else inside[0][1]
+    for _t, v in inside:
+        grew += v - prev if v >= prev else v  # after a reset the new value is all growth
+        prev = v
+    return grew
+
+
 def _counters(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]) -> None:
-    """Counters that grew within the recorded window (range query or two scrapes), per node and port."""
+    """Counters that grew within the last ``counter_window_h`` (a range query or several scrapes), or whose
+    ``increase()``/``rate()`` over the query's window crosses the threshold, per node and port. A non-zero
+    total that is not growing is history (a reseated cable), not a fault."""
     series: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
     for s in facts.samples(*IB_COUNTER_FIELDS):
         if s.node:
             port = f"{s.labels.get('device', '?')}:{s.labels.get('port', '?')}"
             series[(s.node, s.name, port)].append((s.timestamp_s or 0.0, s.value))
-    for (node, name, port), points in series.items():
-        points.sort()
-        grew = points[-1][1] - points[0][1] if len(points) >= 2 else 0.0
+    now_s = facts.captured_at.timestamp()
+    # The window ends at the series' newest point (a range query may cover a past incident), never later.
+    growth = {key: _recent_growth(points, min(now_s, max(t for t, _ in points)), cfg.counter_window_h * 3600)
+              for key, points in series.items() if len(points) >= 2}
+    measured = _windowed(facts)
+    growth.update(measured)  # the query's own increase() is the better measurement of the same thing
+    for (node, name, port), grew in growth.items():
         limit = cfg.flap_downs if name == "node_infiniband_link_downed_total" else cfg.min_counter_increase
         if grew >= limit:
+            how = "over the query's window" if (node, name, port) in measured else \
+                f"in the last {cfg.counter_window_h:g} h"
             n = nodes[node]
-            n.evidence.append(Evidence(text=f"{name} on {node} {port} grew by {grew:g} in the window "
+            n.evidence.append(Evidence(text=f"{name} on {node} {port} grew by {grew:g} {how} "
                                             f"(threshold {limit:g})", metric=name, value=grew,
                                        unit="count"))
             n.what.add(f"IB {IB_COUNTER_FIELDS[name]} on {port}")

@@ -8,6 +8,7 @@ from tools.checks.base import CheckConfig
 from tools.checks.k8s_evidence import (
     event_evidence,
     is_gpu_infra_pod,
+    is_gpu_monitoring_pod,
     node_culprit,
     pod_culprit,
     pod_evidence,
@@ -145,7 +146,9 @@ def check_k8s_crash_loop(facts: Facts, cfg: K8sCrashLoopConfig) -> list[Finding]
     """
     findings: list[Finding] = []
     for pod in facts.k8s_pods:
-        if pod.phase == "Succeeded" or is_gpu_infra_pod(pod):
+        # GPU-stack pods that serve GPUs are k8s_device_plugin's; monitoring ones (a dcgm-exporter) are ordinary
+        # crash loops: the node still serves its GPUs.
+        if pod.phase == "Succeeded" or (is_gpu_infra_pod(pod) and not is_gpu_monitoring_pod(pod)):
             continue
         for c in pod.containers:
             verdict = _verdict(c, cfg, facts)

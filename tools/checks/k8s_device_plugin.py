@@ -13,6 +13,7 @@ from tools.checks.k8s_evidence import (
     container_line,
     event_evidence,
     is_gpu_infra_pod,
+    is_gpu_monitoring_pod,
     k8s_node,
     node_culprit,
     node_evidence,
@@ -25,7 +26,7 @@ from tools.facts import Facts
 from tools.knowledge.gpu_stack import stack_problem
 from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
-from tools.models.k8s import K8sPod
+from tools.models.k8s import GPU_RESOURCE, MIG_RESOURCE_PREFIX, K8sNode, K8sPod
 
 __all__ = ["K8sDevicePluginConfig", "check_k8s_device_plugin"]
 
@@ -56,6 +57,38 @@ def _failing(pod: K8sPod, cfg: K8sDevicePluginConfig) -> str | None:
     return None
 
 
+def _mig_profile(node: K8sNode) -> str | None:
+    """The MIG resource the node's ``nvidia.com/mig.config`` asks for (``all-3g.40gb`` ->
+    ``nvidia.com/mig-3g.40gb``), or None for no config, ``all-disabled`` or a custom mix."""
+    config = node.labels.get("nvidia.com/mig.config", "")
+    if not config.startswith("all-") or config in ("all-disabled", "all-enabled", "all-balanced"):
+        return None
+    return MIG_RESOURCE_PREFIX + config[4:]
+
+
+def _mig_problem(node: K8sNode) -> str | None:
+    """Why the node's MIG layout is not served: the MIG manager reports ``mig.config.state=failed``, or the
+    configured profile is not advertised once the manager says ``success``."""
+    state = node.labels.get("nvidia.com/mig.config.state")
+    config = node.labels.get("nvidia.com/mig.config", "?")
+    if state == "failed":
+        return f"the MIG manager failed to apply {config} (label nvidia.com/mig.config.state=failed)"
+    profile = _mig_profile(node)
+    if state == "success" and profile and not node.allocatable_mig.get(profile):
+        return f"{config} applied but no {profile} advertised"
+    return None
+
+
+def _waiting_for(facts: Facts, node: K8sNode, no_gpus: bool) -> list[K8sPod]:
+    """Pending pods the scheduler turned away for lack of what this node should offer: whole GPUs when it
+    offers none, or its configured MIG profile."""
+    wanted = {GPU_RESOURCE} if no_gpus else set()
+    if (profile := _mig_profile(node)) is not None and not node.allocatable_mig.get(profile):
+        wanted.add(profile)
+    return [p for p in facts.k8s_pods if p.phase == "Pending" and not p.node and p.scheduled_message
+            and any(f"Insufficient {r}" in p.scheduled_message for r in wanted)] if wanted else []
+
+
 def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Finding]:
     """device_plugin_failure per Ready node where a GPU-stack pod (nvidia-device-plugin, driver or
     container-toolkit daemonset, operator validator) is crash-looping or not ready, or where a GPU
@@ -71,15 +104,16 @@ def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Fi
     """
     per_node: dict[str | None, list[tuple[K8sPod, str]]] = defaultdict(list)
     for pod in facts.k8s_pods:
-        if is_gpu_infra_pod(pod):
+        if is_gpu_infra_pod(pod) and not is_gpu_monitoring_pod(pod):  # a dcgm-exporter does not serve GPUs
             why = _failing(pod, cfg)
             if why:
                 per_node[pod.node].append((pod, why))
     zero = {n.name for n in facts.k8s_nodes
-            if n.is_gpu_node and n.ready_status == "True" and not n.allocatable_gpu
+            if n.is_gpu_node and n.ready_status == "True" and not n.serves_gpus
             and not xid_evidence(facts, n.name, hardware_xids=cfg.hardware_xids)}
+    mig = {n.name: why for n in facts.k8s_nodes if n.ready_status == "True" and (why := _mig_problem(n))}
     findings: list[Finding] = []
-    for name in sorted(set(per_node) | zero, key=lambda n: n or ""):
+    for name in sorted(set(per_node) | zero | set(mig), key=lambda n: n or ""):
         node = k8s_node(facts, name) if name else None
         if node is not None and node.ready_status in ("False", "Unknown"):
             continue
@@ -94,22 +128,31 @@ def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Fi
                 parts.append(f"allocatable nvidia.com/gpu {node.allocatable_gpu or 0} of capacity {node.capacity_gpu} "
                              f"(threshold: > 0 on a GPU node)")
             evidence.append(node_evidence(node))
+        if node is not None and name in mig:
+            parts.append(mig[name])
+            evidence.append(node_evidence(node))
         for pod, why in failing[:3]:
             parts.append(f"pod {pod.ref} {why}")
             evidence.append(pod_evidence(pod))
             evidence += [event_evidence(e) for e in pod_events(facts, pod.namespace, pod.name) if e.reason == "BackOff"][:1]
         where = f"node {name}" if name else "unscheduled GPU-stack pods"
-        cordon = name is not None and not (node is not None and node.unschedulable)
+        # A node that still serves GPUs and only misses its MIG layout keeps serving them: no cordon.
+        cordon = name is not None and not (node is not None and node.unschedulable) \
+            and (bool(failing) or name in zero)
         # A validator or plugin failing because the node's driver stack is broken (Fabric Manager down,
         # no driver, NVML mismatch) points under the plugin: the node's software.
         said = " ".join(m for p, _ in failing for c in p.containers for m in (c.state_message, c.last_terminated_message) if m)
         below = stack_problem(said)
         if below:
             parts.append(f"the GPU stack pods report: {below}")
+        waiting = _waiting_for(facts, node, name in zero) if node is not None else []
+        if waiting:
+            parts.append(f"{len(waiting)} pod(s) Pending for the GPUs it does not offer")
         findings.append(Finding(
             check="k8s_device_plugin", root_cause="node_software_fault" if below else "device_plugin_failure",
             message=f"{where}: " + "; ".join(parts),
-            culprits=([node_culprit(name)] if name else []) + [pod_culprit(p) for p, _ in failing],
+            culprits=([node_culprit(name)] if name else []) + [pod_culprit(p) for p, _ in failing]
+            + [pod_culprit(p) for p in waiting[:8]],
             evidence=evidence[:5],
             strength="state", confidence=strength_confidence("state", corroborated=bool(failing) and name in zero),
             suggested_actions=[ActionSpec(type="cordon_node", node=name, reason="GPU device plugin not serving GPUs")]

@@ -29,7 +29,9 @@ __all__ = [
     "node_evidence",
     "container_line",
     "xid_evidence",
+    "event_pod_key",
     "is_gpu_infra_pod",
+    "is_gpu_monitoring_pod",
     "k8s_node",
 ]
 
@@ -77,6 +79,24 @@ def pod_events(facts: Facts, namespace: str | None, name: str) -> list[K8sEvent]
         ns = e.object_namespace or e.namespace
         if ns is None or namespace is None or ns == namespace:
             out.append(e)
+    return out
+
+
+def event_pod_key(facts: Facts, ev: K8sEvent) -> tuple[str, str]:
+    """(namespace, pod name) an event is about. A ``kubectl get events -n NS`` table has no NAMESPACE
+    column: the namespace is then the one pod of that name that was read, else ``default``."""
+    name = ev.object_name or ""
+    ns = ev.object_namespace or ev.namespace
+    if ns is None:
+        pods = facts.cached("pods_by_name", lambda: _by_name(facts)).get(name, [])
+        ns = pods[0] if len(pods) == 1 else "default"
+    return ns, name
+
+
+def _by_name(facts: Facts) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for p in facts.k8s_pods:
+        out.setdefault(p.name, []).append(p.namespace)
     return out
 
 
@@ -173,14 +193,34 @@ def other_xids(facts: Facts, node: str, *, hardware_xids: Iterable[int] = HARDWA
     return sorted({x for x, _ in xids_on(facts, node) if x not in skip})
 
 
+_GPU_MONITORING_WORDS = ("dcgm", "gpu-feature-discovery", "node-feature-discovery", "feature-discovery")
+"""GPU-stack pods that watch or label GPUs but do not hand them to pods: DCGM and dcgm-exporter, feature
+discovery. Their failure costs metrics or labels; the node still serves its GPUs."""
+_GPU_SERVING_WORDS = ("device-plugin", "nvidia-driver", "driver-daemonset", "container-toolkit", "validator",
+                      "mig-manager", "nvidia-dra")
+
+
+def is_gpu_monitoring_pod(pod: K8sPod) -> bool:
+    """A GPU-stack pod that only monitors or labels (DCGM, dcgm-exporter, GPU/node feature discovery) and
+    no part of the path that serves GPUs to pods (device plugin, driver, toolkit, validators, MIG manager)."""
+    if not is_gpu_infra_pod(pod):
+        return False
+    text = _pod_words(pod)
+    return any(w in text for w in _GPU_MONITORING_WORDS) and not any(w in text for w in _GPU_SERVING_WORDS)
+
+
+def _pod_words(pod: K8sPod) -> str:
+    names = [pod.name, pod.owner_name or "", pod.labels.get("app.kubernetes.io/name", ""), pod.labels.get("app", ""),
+             pod.labels.get("app.kubernetes.io/component", "")]
+    images = [c.image or "" for c in pod.containers]
+    return " ".join(n.lower() for n in names + [i for i in images if "nvidia" in i.lower() or "nvcr.io" in i.lower()])
+
+
 def is_gpu_infra_pod(pod: K8sPod) -> bool:
     """A pod of the node's NVIDIA GPU stack (see ``_GPU_STACK_WORDS``), recognised by what it is: its pod,
     owner or label names, its ``app.kubernetes.io/part-of=gpu-operator`` label, or its containers' images
     (``nvcr.io/nvidia/k8s-device-plugin``, ``nvcr.io/nvidia/cloud-native/gpu-operator-validator`` ...)."""
     if pod.labels.get("app.kubernetes.io/part-of", "") in ("gpu-operator", "nvidia-gpu-operator"):
         return True
-    names = [pod.name, pod.owner_name or "", pod.labels.get("app.kubernetes.io/name", ""), pod.labels.get("app", ""),
-             pod.labels.get("app.kubernetes.io/component", "")]
-    images = [c.image or "" for c in pod.containers]
-    text = " ".join(n.lower() for n in names + [i for i in images if "nvidia" in i.lower() or "nvcr.io" in i.lower()])
+    text = _pod_words(pod)
     return any(w in text for w in _GPU_STACK_WORDS) and ("nvidia" in text or "gpu" in text or "dcgm" in text)

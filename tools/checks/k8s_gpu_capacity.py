@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from tools.checks.base import CheckConfig
+from tools.checks.base import CheckConfig, clip
 from tools.checks.k8s_evidence import (
     HARDWARE_XIDS,
     active_pods_on,
     event_evidence,
+    event_pod_key,
     node_culprit,
     node_evidence,
     other_xids,
@@ -28,6 +29,7 @@ from tools.checks.k8s_evidence import (
 from tools.facts import Facts
 from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
+from tools.knowledge.autoscaler import scale_up_in_progress
 from tools.models.k8s import GPU_RESOURCE, K8sNode
 
 __all__ = ["K8sGpuCapacityConfig", "check_k8s_gpu_capacity"]
@@ -63,7 +65,7 @@ def _waiting_pods(facts: Facts) -> list[_Waiting]:
     for e in facts.k8s_events:
         if e.object_kind != "Pod" or e.reason != "FailedScheduling" or _INSUFFICIENT not in e.message:
             continue
-        key = (e.object_namespace or e.namespace or "default", e.object_name or "")
+        key = event_pod_key(facts, e)
         pod = known.get(key)
         if key in out or (pod is not None and (pod.node or pod.phase != "Pending")):
             continue  # already counted, or scheduled since
@@ -112,11 +114,22 @@ def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Find
     # to be placed; its FailedScheduling message is stale, not a fault.
     waiting = [w for w in _waiting_pods(facts)
                if not any((n.allocatable_gpu or 0) - used[n.name] >= (w.gpus or 1) for n in open_nodes)]
+    findings: list[Finding] = []
+    # The autoscaler is adding a node for it: waiting for capacity that is on its way is normal.
+    scaling = {(w.namespace, w.name): ev for w in waiting
+               if (ev := scale_up_in_progress(pod_events(facts, w.namespace, w.name), facts.captured_at))}
+    if scaling:
+        findings.append(Finding(
+            check="k8s_gpu_capacity", root_cause="healthy",
+            message=f"{len(scaling)} pod(s) Pending for GPUs while the cluster autoscaler adds a node for them: "
+                    + clip(next(iter(scaling.values())).message, 160),
+            culprits=[], evidence=[event_evidence(e) for e in list(scaling.values())[:3]],
+            strength="state", confidence=0.3))
+        waiting = [w for w in waiting if (w.namespace, w.name) not in scaling]
     if not waiting:
-        return []
+        return findings
     degraded = [n for n in facts.k8s_nodes
                 if n.capacity_gpu is not None and (n.allocatable_gpu or 0) < n.capacity_gpu]
-    findings: list[Finding] = []
     explained: set[tuple[str, str]] = set()
     for node in degraded:
         blocked = [w for w in waiting if _blocked_by(node, used[node.name], w.gpus)]

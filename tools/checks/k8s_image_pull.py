@@ -7,7 +7,7 @@ from collections import defaultdict
 from pydantic import Field
 
 from tools.checks.base import CheckConfig
-from tools.checks.k8s_evidence import event_evidence, pod_culprit, pod_evidence, pod_events
+from tools.checks.k8s_evidence import event_evidence, event_pod_key, pod_culprit, pod_evidence, pod_events
 from tools.facts import Facts
 from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
@@ -64,7 +64,7 @@ def check_k8s_image_pull(facts: Facts, cfg: K8sImagePullConfig) -> list[Finding]
     by_pod: dict[tuple[str, str], list] = defaultdict(list)
     for e in facts.k8s_events:
         if e.object_kind == "Pod" and e.object_name and any(m in e.message for m in _EVENT_MARKERS):
-            by_pod[(e.object_namespace or e.namespace or "default", e.object_name)].append(e)
+            by_pod[event_pod_key(facts, e)].append(e)
     for (ns, name), evs in by_pod.items():
         pod = known.get((ns, name))
         if pod is not None:

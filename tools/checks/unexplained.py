@@ -14,12 +14,13 @@ from tools.facts import Facts
 from tools.facts.queries import job_state
 from tools.knowledge.xid import xid_class
 from tools.models.findings import ActionSpec, Evidence, Finding
-from tools.models.logs import PcieEvent, SlurmNodeEvent, XidEvent
+from tools.models.logs import HostFaultEvent, PcieEvent, SlurmNodeEvent, XidEvent
 from tools.platform import node_ref
 
 __all__ = ["UnexplainedConfig", "unexplained_signals"]
 
-_NODE_KINDS = ("generic", "gpu_driver", "pcie_error", "slurm_node", "gpu_stack", "xid", "hung_task", "fs_client")
+_NODE_KINDS = ("generic", "gpu_driver", "pcie_error", "slurm_node", "gpu_stack", "xid", "hung_task", "fs_client",
+               "host_fault")
 _ENDED_BADLY = ("FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "CANCELLED", "TIMEOUT")
 
 
@@ -40,6 +41,8 @@ def _node_signal(ev: object) -> bool:
         return xid_class(ev.xid) in ("unknown", "application", "recovery")
     if isinstance(ev, SlurmNodeEvent):
         return ev.what not in ("job_cancelled",)
+    if isinstance(ev, HostFaultEvent):  # corrected memory errors and the lines of a record are not signals
+        return ev.fatal or ev.what in ("soft_lockup", "oops", "machine_check")
     if kind == "fs_client":
         return getattr(ev, "state", "") not in ("restored",)
     return True

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # facts import the parsers, which read this module's field li
 from tools.models.gpu import MetricSample
 
 __all__ = ["GPU_FAULT_FIELDS", "NVLINK_FIELDS", "PCIE_REPLAY", "XID_FIELD", "CLOCK_EVENT_FIELDS", "UTIL_FIELDS",
-           "VIOLATION_FIELDS", "POWER_FIELDS", "gpu_fault_samples", "IB_COUNTER_FIELDS", "CHECKED_FIELDS"]
+           "VIOLATION_FIELDS", "POWER_FIELDS", "NON_INTERRUPTING_FIELDS", "gpu_fault_samples", "IB_COUNTER_FIELDS", "CHECKED_FIELDS"]
 
 XID_FIELD = "DCGM_FI_DEV_XID_ERRORS"
 """The last Xid the GPU reported (a gauge holding the Xid number, 0 when none)."""
@@ -34,6 +34,9 @@ GPU_FAULT_FIELDS: dict[str, str] = {
 }
 """Non-zero means the GPU's memory has a fault now (volatile or pending); aggregate (lifetime) DBE
 counts and correctable counts are history, not a current fault, and are not here."""
+NON_INTERRUPTING_FIELDS = frozenset({"DCGM_FI_DEV_RETIRED_PENDING", "DCGM_FI_DEV_ROW_REMAP_PENDING"})
+"""Fault fields that wait for the next GPU reset without stopping the running work (see
+tools.knowledge.xid.NON_INTERRUPTING_XIDS)."""
 _REMAPPED_ROWS_LIMIT = 8
 """Uncorrectable remapped rows per bank NVIDIA's RMA policy tolerates before replacement (A100 guide)."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Literal
 
 __all__ = ["XidClass", "XID_CLASSES", "xid_class", "HARDWARE_XIDS", "NVLINK_XIDS", "APPLICATION_XIDS",
-           "MEMORY_XIDS", "RECOVERY_XID", "recovery_action", "XID_MEANINGS", "describe_xid"]
+           "MEMORY_XIDS", "NON_INTERRUPTING_XIDS", "RECOVERY_XID", "recovery_action", "XID_MEANINGS", "describe_xid"]
 
 XidClass = Literal["hardware", "nvlink", "application", "recovery", "unknown"]
 
@@ -31,6 +31,10 @@ for them; NVIDIA's catalogue files them under RESTART_APP): graphics engine exce
 context switch timeout (109): the program (or an earlier Xid) is the cause, not the GPU."""
 MEMORY_XIDS = frozenset({48, 63, 64, 92, 94, 95, 140})
 """Xids about GPU memory (ECC, page retirement, row remapping)."""
+NON_INTERRUPTING_XIDS = frozenset({63, 92})
+"""Xids that record a fault without stopping the work on the GPU: a row remap (or page retirement) pending
+until the next GPU reset (63) and a high single-bit ECC rate (92). The GPU is taken out of service for new
+work and reset when idle; the running job is not a victim and is not resubmitted."""
 RECOVERY_XID = 154
 """``GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)``: the driver asks for a reset
 or reboot after earlier errors."""

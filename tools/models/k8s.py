@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 __all__ = [
     "GPU_RESOURCE",
+    "MIG_RESOURCE_PREFIX",
     "K8sCondition",
     "K8sTaint",
     "K8sNode",
@@ -24,6 +25,8 @@ __all__ = [
 
 GPU_RESOURCE = "nvidia.com/gpu"
 """The extended resource NVIDIA's device plugin advertises, one unit per healthy GPU."""
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+"""Resource names of MIG slices under the mixed strategy: ``nvidia.com/mig-<g>g.<mem>gb``."""
 
 
 class K8sCondition(BaseModel):
@@ -75,11 +78,18 @@ class K8sNode(BaseModel):
     """``nvidia.com/gpu`` in capacity: GPUs the device plugin found; None when not advertised."""
     allocatable_gpu: int | None = None
     """``nvidia.com/gpu`` in allocatable: GPUs the device plugin reports healthy."""
+    allocatable_mig: dict[str, int] = Field(default_factory=dict)
+    """``nvidia.com/mig-<profile>`` in allocatable (MIG slices under the mixed strategy), by resource name."""
     gpu_product: str | None = None
     """Label ``nvidia.com/gpu.product`` (GPU feature discovery), e.g. ``NVIDIA-A100-SXM4-80GB``."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Labels of interest only: ``nvidia.com/*``, ``node-role.kubernetes.io/*``, instance type, zone."""
     kubelet_version: str | None = None
+
+    @property
+    def serves_gpus(self) -> bool:
+        """True when the device plugin offers any GPU resource: whole GPUs or MIG slices."""
+        return bool(self.allocatable_gpu) or any(v > 0 for v in self.allocatable_mig.values())
 
     @property
     def is_gpu_node(self) -> bool:
@@ -137,6 +147,8 @@ class K8sPod(BaseModel):
     """``nvidia.com/gpu`` the pod needs: sum over containers (or the largest init container), from
     requests, else limits (extended resources default requests to limits)."""
     gpu_limit: int = 0
+    mig_request: dict[str, int] = Field(default_factory=dict)
+    """MIG slices the pod needs (``nvidia.com/mig-3g.40gb`` -> 1), from requests, else limits."""
     cpu_request: float | None = None
     """Cores, summed over containers."""
     cpu_limit: float | None = None

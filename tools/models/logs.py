@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 __all__ = [
     "Severity", "KernelEventBase", "XidEvent", "GpuLostEvent", "GpuEccEvent", "GpuDriverEvent", "LustreEvent",
     "FsClientEvent", "OomKillEvent", "LinkEvent", "PcieEvent", "HungTaskEvent", "SlurmNodeEvent", "GpuStackEvent",
+    "HostFaultEvent",
     "GenericKernelEvent", "KernelEvent", "KernelEventKind", "make_kernel_event",
     "JobLogEventBase", "NcclTimeoutEvent", "NcclRemoteErrorEvent", "NcclErrorEvent", "NetEvent", "CudaOomEvent",
     "CudaErrorEvent", "TracebackEvent", "CheckpointEvent", "NanLossEvent", "EnospcEvent", "FsErrorEvent",
@@ -196,6 +197,20 @@ class GpuStackEvent(KernelEventBase):
     what: str = "error"
 
 
+class HostFaultEvent(KernelEventBase):
+    """The host itself failing: a kernel panic, a fatal hardware error (APEI/GHES, machine check), an
+    uncorrectable memory error (EDAC UE), a hard or soft lockup, an oops; also corrected memory errors
+    (EDAC CE, ``Machine check events logged``), which are kept with ``fatal`` False."""
+
+    kind: Literal["host_fault"] = "host_fault"
+    what: Literal["panic", "hardware_error", "machine_check", "memory_ue", "memory_ce", "hard_lockup",
+                  "soft_lockup", "oops"]
+    fatal: bool = False
+    """The host went down or must not be trusted (panic, fatal hardware error, UE, hard lockup)."""
+    fru: str | None = None
+    """The part named, when the record gives one (``CPU1_DIMM_A1``, ``DIMM#0``)."""
+
+
 class GenericKernelEvent(KernelEventBase):
     """An error-level line no rule classifies (kept so that nothing error-level goes unseen)."""
 
@@ -204,13 +219,13 @@ class GenericKernelEvent(KernelEventBase):
 
 KernelEvent = Annotated[
     Union[XidEvent, GpuLostEvent, GpuEccEvent, GpuDriverEvent, LustreEvent, FsClientEvent, OomKillEvent, LinkEvent,
-          PcieEvent, HungTaskEvent, SlurmNodeEvent, GpuStackEvent, GenericKernelEvent],
+          PcieEvent, HungTaskEvent, SlurmNodeEvent, GpuStackEvent, HostFaultEvent, GenericKernelEvent],
     Field(discriminator="kind"),
 ]
 KernelEventKind = Literal["xid", "fallen_off_bus", "gpu_ecc", "gpu_driver", "lustre_error", "fs_client", "oom_kill",
-                          "ib_link", "pcie_error", "hung_task", "slurm_node", "gpu_stack", "generic"]
+                          "ib_link", "pcie_error", "hung_task", "slurm_node", "gpu_stack", "host_fault", "generic"]
 _KERNEL = TypeAdapter(KernelEvent)
-_REQUIRED = frozenset({"kind", "file", "line", "message", "state", "component", "error"})
+_REQUIRED = frozenset({"kind", "file", "line", "message", "state", "component", "error", "what"})
 
 
 def _build(adapter: TypeAdapter, kind: str, values: dict[str, object]) -> BaseModel:

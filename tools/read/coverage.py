@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from tools.facts import Facts
-from tools.facts.queries import job_state
+from tools.facts.queries import job_nodes, job_state
 from tools.read.context import ReadContext
 
 __all__ = ["EvidenceCoverage", "SubjectStatus", "UnreadableBrief", "get_evidence_coverage", "FAMILIES"]
@@ -60,6 +60,8 @@ class SubjectStatus(BaseModel):
     """``job``, ``node``, ``k8snode`` or ``pod``."""
     state: str | None = None
     """Its state as read (``PENDING (Priority)``, ``MIXED``, ``Running``)."""
+    nodes: list[str] = Field(default_factory=list)
+    """For a job: the nodes it holds or held (at most 8), from squeue/scontrol or sacct NodeList."""
 
 
 class EvidenceCoverage(BaseModel):
@@ -83,7 +85,8 @@ def _subject(facts: Facts, raw: str) -> SubjectStatus:
     if job is not None or facts.acct_job(name) is not None:
         state = job_state(facts, name)
         reason = job.reason if job is not None and job.state == "PENDING" else None
-        return SubjectStatus(subject=raw, known=True, kind="job", state=f"{state} ({reason})" if reason else state)
+        return SubjectStatus(subject=raw, known=True, kind="job", state=f"{state} ({reason})" if reason else state,
+                             nodes=job_nodes(facts, name)[:8])
     node = facts.node(name)
     if node is not None:
         return SubjectStatus(subject=raw, known=True, kind="node", state="+".join([node.state or "UNKNOWN", *node.flags])

@@ -23,7 +23,7 @@ from typing import Any
 from kubernetes.utils import parse_quantity
 
 from tools.errors import ParseError
-from tools.models.k8s import GPU_RESOURCE, K8sCondition, K8sContainerStatus, K8sEvent, K8sNode, K8sPod, K8sTaint
+from tools.models.k8s import GPU_RESOURCE, MIG_RESOURCE_PREFIX, K8sCondition, K8sContainerStatus, K8sEvent, K8sNode, K8sPod, K8sTaint
 from tools.parsers.base import json_loads
 
 __all__ = ["parse_k8s_json"]
@@ -115,6 +115,12 @@ def _whole(res: dict[str, Any], key: str) -> int | None:
     return None if q is None else int(q)
 
 
+def _mig(res: dict[str, Any]) -> dict[str, int]:
+    """``nvidia.com/mig-<profile>`` counts (MIG slices under the mixed strategy), keyed by the full resource name."""
+    return {k[:80]: int(q) for k in list(res)[:64] if isinstance(k, str) and k.startswith(MIG_RESOURCE_PREFIX)
+            and (q := _qty(res, k)) is not None}
+
+
 def _conditions(status: dict[str, Any]) -> list[K8sCondition]:
     out = []
     for c in _l(status, "conditions"):
@@ -153,7 +159,7 @@ def _node(obj: dict[str, Any], path: str) -> K8sNode:
         taints=taints, capacity_cpu=_cores(cap), allocatable_cpu=_cores(alloc),
         capacity_memory_bytes=_whole(cap, "memory"), allocatable_memory_bytes=_whole(alloc, "memory"),
         capacity_gpu=_whole(cap, GPU_RESOURCE), allocatable_gpu=_whole(alloc, GPU_RESOURCE),
-        gpu_product=labels.get("nvidia.com/gpu.product"), labels=labels,
+        allocatable_mig=_mig(alloc), gpu_product=labels.get("nvidia.com/gpu.product"), labels=labels,
         kubelet_version=_s(_d(status, "nodeInfo"), "kubeletVersion", 64),
     )
 
@@ -185,10 +191,11 @@ def _resources(spec: dict[str, Any]) -> dict[str, Any]:
                 raise _Bad(f"an entry of {key} is not an object")
             res = _d(c, "resources")
             req, lim = _d(res, "requests"), _d(res, "limits")
-            for name in ("cpu", "memory", GPU_RESOURCE):
+            migs = sorted({k for k in (*req, *lim) if isinstance(k, str) and k.startswith(MIG_RESOURCE_PREFIX)})[:8]
+            for name in ("cpu", "memory", GPU_RESOURCE, *migs):
                 for label, src in (("req", req), ("lim", lim)):
                     q = _qty(src, name)
-                    if q is None and label == "req" and name == GPU_RESOURCE:
+                    if q is None and label == "req" and name.startswith("nvidia.com/"):
                         q = _qty(lim, name)  # extended resources: requests default to limits
                     if q is None:
                         continue
@@ -198,6 +205,7 @@ def _resources(spec: dict[str, Any]) -> dict[str, Any]:
         totals[k] = max(totals.get(k, Decimal(0)), v)
     out: dict[str, Any] = {
         "gpu_request": int(totals.get(f"req:{GPU_RESOURCE}", 0)), "gpu_limit": int(totals.get(f"lim:{GPU_RESOURCE}", 0)),
+        "mig_request": {k[4:]: int(v) for k, v in totals.items() if k.startswith(f"req:{MIG_RESOURCE_PREFIX}") and v},
     }
     for field, k, conv in (("cpu_request", "req:cpu", float), ("cpu_limit", "lim:cpu", float),
                            ("memory_request_bytes", "req:memory", int), ("memory_limit_bytes", "lim:memory", int)):

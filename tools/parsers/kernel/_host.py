@@ -14,7 +14,7 @@ import re
 
 from tools.parsers.kernel._gpu import Classified
 
-__all__ = ["classify_oom", "classify_hung", "classify_slurm_node", "error_level", "SLURM_SOURCES"]
+__all__ = ["classify_oom", "classify_hung", "classify_slurm_node", "classify_host_fault", "error_level", "SLURM_SOURCES"]
 
 _OOM_KILLED = re.compile(r"(?P<scope>Memory cgroup out of memory|Out of memory)(?: \([^)]*\))?: Kill(?:ed)? process "
                          r"(?P<pid>\d{1,10}) \((?P<proc>[^)]*)\)")
@@ -35,6 +35,39 @@ _SLURM_RULES = [
     (re.compile(r"gres|gpu count|Invalid GRES", re.IGNORECASE), "gres_error"),
 ]
 _SLURM_JOBID = re.compile(r"(?:JOB|JobId=|job[ _])(?P<job>\d{1,12})", re.IGNORECASE)
+
+_HOST_FAULT_RULES: list[tuple[re.Pattern[str], str, bool]] = [
+    (re.compile(r"^Kernel panic - not syncing", re.IGNORECASE), "panic", True),
+    (re.compile(r"\[Hardware Error\]:.*(?:event severity|type): fatal", re.IGNORECASE), "hardware_error", True),
+    (re.compile(r"Machine check events logged", re.IGNORECASE), "machine_check", False),
+    (re.compile(r"Fatal machine check|Machine check: Processor context corrupt|Machine Check Exception|"
+                r"MCE: Uncorrected|mce: Uncorrected", re.IGNORECASE), "machine_check", True),
+    (re.compile(r"\[Hardware Error\]:", re.IGNORECASE), "hardware_error", False),  # the record's other lines
+    (re.compile(r"^EDAC \S+: \d+ UE\b|\buncorrectable (?:memory )?error\b.*\bDIMM", re.IGNORECASE), "memory_ue", True),
+    (re.compile(r"^EDAC \S+: \d+ CE\b", re.IGNORECASE), "memory_ce", False),
+    (re.compile(r"Watchdog detected hard LOCKUP", re.IGNORECASE), "hard_lockup", True),
+    (re.compile(r"BUG: soft lockup - CPU#", re.IGNORECASE), "soft_lockup", False),
+    (re.compile(r"^(?:BUG: unable to handle|Oops: )", re.IGNORECASE), "oops", False),
+]
+"""Kernel messages of the host itself failing (kernel panic(), GHES/APEI hardware error records, the x86 MCE
+handler, EDAC memory controllers, the lockup detectors), and whether each means the host went down."""
+_HOST_FAULT_WORDS = ("panic", "hardware error", "lockup", "machine check", "edac", "oops", "bug:", "uncorrect")
+_FRU = re.compile(r"fru_text: (?P<fru>\S+)|(?P<dimm>DIMM[#_ ]?\w+)")
+
+
+def classify_host_fault(msg: str) -> Classified | None:
+    """A host failure line (panic, fatal hardware error, machine check, EDAC UE/CE, lockups, oops); else None."""
+    low = msg.lower()
+    if not any(w in low for w in _HOST_FAULT_WORDS):
+        return None  # cheap pre-filter: most lines say none of these
+    for pattern, what, fatal in _HOST_FAULT_RULES:
+        if pattern.search(msg):
+            values: dict[str, object] = {"what": what, "fatal": fatal}
+            if (m := _FRU.search(msg)) is not None:
+                values["fru"] = (m.group("fru") or m.group("dimm"))[:80]
+            return "host_fault", values
+    return None
+
 
 _ERROR_WORDS = re.compile(
     r"\b(?:error|errors|err|fail(?:ed|ure|ing)?|fatal|critical|panic|timed? ?out|timeout|unable to|cannot|can't|"

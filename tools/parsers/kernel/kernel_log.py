@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from tools.models.logs import KernelEventBase, OomKillEvent, make_kernel_event
 from tools.parsers.kernel._gpu import FALLEN_START, classify_gpu, classify_gpu_stack, normalize_pci
-from tools.parsers.kernel._host import classify_hung, classify_oom, classify_slurm_node, error_level
+from tools.parsers.kernel._host import classify_host_fault, classify_hung, classify_oom, classify_slurm_node, error_level
 from tools.parsers.kernel._net import classify_link, classify_pcie
 from tools.parsers.kernel._prefix import split_prefix
 from tools.parsers.kernel._storage import classify_fs_client, classify_lustre
@@ -30,7 +30,7 @@ MAX_GENERIC = 200
 _MAX_ANALYZED = 4096  # characters of a line that are classified; real messages are far shorter
 
 _SEVERE = {"xid": "err", "fallen_off_bus": "crit", "gpu_ecc": "err", "gpu_driver": "err", "oom_kill": "err",
-           "hung_task": "err", "slurm_node": "err", "gpu_stack": "err", "generic": "err"}
+           "hung_task": "err", "slurm_node": "err", "gpu_stack": "err", "host_fault": "err", "generic": "err"}
 
 
 def _cap(text: str) -> str:
@@ -62,7 +62,7 @@ def _classify(source: str, msg: str, level: str | None) -> tuple[str, dict[str, 
     """The event kind and typed values of one message, or None (not an event)."""
     for found in (classify_gpu(msg), classify_lustre(msg), classify_fs_client(source, msg), classify_oom(msg),
                   classify_link(msg), classify_hung(msg), classify_pcie(msg), classify_slurm_node(source, msg, level),
-                  classify_gpu_stack(source, msg)):
+                  classify_gpu_stack(source, msg), classify_host_fault(msg)):
         if found is not None:
             return found
     if error_level(msg, level):

@@ -102,3 +102,25 @@ def test_xid_154_asking_for_a_reset_is_a_fault(make_facts):
     facts = make_facts(("kernel/h1.log", "kernel-log", line), **{"kernel/h1.log": {"node": "h1"}})
     (f,) = check_gpu_xid(facts, XidConfig())
     assert "Xid 154 (GPU Reset Required)" in f.message
+
+
+# Fires, without victims: Xid 63 records a row remap that waits for the next GPU reset; the running
+# job goes on, so the node is drained (no new work) and the job is neither named nor resubmitted.
+XID63 = ("[Mon Mar  4 09:40:11 2026] NVRM: Xid (PCI:0000:b3:00): 63, pid=1234, name=python, "
+         "Row Remapper: New row (0x00000000000c2a51) marked for remapping, reset gpu to activate.\n")
+
+
+def test_row_remap_pending_drains_the_node_but_leaves_the_running_job_alone(make_facts):
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("kernel/gpu017.log", "kernel-log", XID63),
+                       **{"kernel/gpu017.log": {"node": "gpu017"}})
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert f.culprits == ["node:gpu017"] and "row remap pending" in f.message
+    assert [a.type for a in f.suggested_actions] == ["drain_node"]
+
+
+# Fires with victims: the same Xid 63 plus Xid 79 on the node — the GPU is gone and the job with it.
+def test_row_remap_pending_with_a_lost_gpu_still_resubmits(make_facts):
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE),
+                       ("kernel/gpu017.log", "kernel-log", XID63 + XID79), **{"kernel/gpu017.log": {"node": "gpu017"}})
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert "job:4242" in f.culprits and "resubmit_from_checkpoint" in [a.type for a in f.suggested_actions]

@@ -183,3 +183,65 @@ def test_ib_counters_from_a_range_query_fire_on_growth(make_facts):
         series("node_infiniband_symbol_error_total", [100, 102, 104, 106])]}})
     (f,) = check_interconnect_link_down(make_facts(("gpu/ib.json", "prometheus-query-json", body)), InterconnectConfig())
     assert f.culprits[0] == "node:c106" and "link went down" in f.message and "symbol" not in f.message
+
+
+def _query(expr: str, rows: list[tuple[str, float]], *, ts: float = 1772619300.0) -> str:
+    """A Prometheus /api/v1/query vector result: one row per (instance, value); increase() drops __name__."""
+    import json
+    keep_name = not expr.startswith(("increase(", "rate("))
+    return json.dumps({"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": {**({"__name__": expr.split(" ")[0]} if keep_name else {}), "instance": f"{host}:9100",
+                    "device": "mlx5_1", "port": "1"}, "value": [ts, str(v)]} for host, v in rows]}})
+
+
+def _url(expr: str) -> str:
+    from urllib.parse import quote_plus
+    return "http://prometheus:9090/api/v1/query?query=" + quote_plus(expr)
+
+
+def _facts_with_urls(*files: tuple[str, str, str]):
+    from tests.unit.tools.checks.conftest import NOW
+    from tools.facts import build_facts
+    from tools.sources.base import RawArtifact
+    arts = [RawArtifact(format="prometheus-query-json", data=text.encode(), path=path, captured_at=NOW, url=url)
+            for path, url, text in files]
+    return build_facts(arts, captured_at=NOW)
+
+
+# Quiet: 1,843 symbol errors in total, but increase(...[24h]) is 0 — accumulated once, not growing.
+def test_a_large_total_with_no_increase_over_the_window_is_history_not_a_fault():
+    total = "node_infiniband_symbol_error_total > 0"
+    inc = "increase(node_infiniband_symbol_error_total[24h])"
+    facts = _facts_with_urls(("net/total.json", _url(total), _query(total, [("gn-21", 1843)])),
+                             ("net/inc.json", _url(inc), _query(inc, [("gn-21", 0), ("gn-07", 0)])))
+    assert check_interconnect_link_down(facts, InterconnectConfig()) == []
+
+
+# Fires: the query's own increase() over 1 h is 420 on one port; the other hosts' increase is 0.
+def test_an_increase_query_over_the_threshold_names_the_node():
+    inc = "increase(node_infiniband_symbol_error_total[1h])"
+    facts = _facts_with_urls(("net/inc.json", _url(inc), _query(inc, [("gn-21", 420), ("gn-07", 0)])))
+    (f,) = check_interconnect_link_down(facts, InterconnectConfig())
+    assert f.culprits[0] == "node:gn-21" and "over the query's window" in f.evidence[0].text
+
+
+# Fires: rate()[5m] is per second; 0.1/s over 5 minutes is 30 errors, above the default 10.
+def test_a_rate_query_is_scaled_by_its_window():
+    rate = "rate(node_infiniband_port_errors_received_total[5m])"
+    facts = _facts_with_urls(("net/rate.json", _url(rate), _query(rate, [("gn-03", 0.1)])))
+    (f,) = check_interconnect_link_down(facts, InterconnectConfig())
+    assert f.culprits[0] == "node:gn-03" and "receive errors" in f.message
+
+
+# Quiet: a 28-day daily range that grew three weeks ago and has been flat since (a reseated cable).
+def test_a_range_that_stopped_growing_weeks_ago_is_not_a_fault(make_facts):
+    import json
+    day = 86400
+    end = 1772619300  # NOW of the check tests
+    values = [100 * min(i, 7) for i in range(29)]  # grew for a week, then flat for three
+    body = json.dumps({"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": {"__name__": "node_infiniband_symbol_error_total", "instance": "gn-21:9100",
+                    "device": "mlx5_1", "port": "1"},
+         "values": [[end - (28 - i) * day, str(v)] for i, v in enumerate(values)]}]}})
+    assert check_interconnect_link_down(make_facts(("net/range.json", "prometheus-query-json", body)),
+                                        InterconnectConfig()) == []

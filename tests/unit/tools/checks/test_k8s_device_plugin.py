@@ -112,3 +112,58 @@ def test_gpu_stack_pods_are_recognised_by_their_image_whatever_their_name(make_f
     facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", _dp_pod(renamed)))
     (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
     assert f.culprits == ["k8snode:gpu-a100-02", "pod:kube-system/site-gpu-agent-x2"]
+
+
+def _mig_node(state: str | None, *, slices: int, whole: int = 0, config: str = "all-3g.40gb") -> dict:
+    doc = json.loads(NODE001)
+    node = doc if doc.get("kind") == "Node" else doc["items"][0]
+    labels = node["metadata"].setdefault("labels", {})
+    labels.update({"nvidia.com/mig.strategy": "mixed", "nvidia.com/mig.config": config})
+    if state:
+        labels["nvidia.com/mig.config.state"] = state
+    for part in ("capacity", "allocatable"):
+        node["status"][part]["nvidia.com/gpu"] = str(whole)
+        node["status"][part].pop("nvidia.com/mig-3g.40gb", None)
+        if slices:
+            node["status"][part]["nvidia.com/mig-3g.40gb"] = str(slices)
+    return doc
+
+
+def _pending_mig_pod(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "inference"},
+            "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/mig-3g.40gb": "1"}}}]},
+            "status": {"phase": "Pending", "conditions": [
+                {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                 "message": "0/3 nodes are available: 3 Insufficient nvidia.com/mig-3g.40gb."}]}}
+
+
+def test_mig_nodes_serving_slices_and_no_whole_gpus_are_healthy(make_facts):
+    # Does not fire: under the mixed strategy a node split into 3g.40gb slices offers 0 nvidia.com/gpu
+    # and 16 nvidia.com/mig-3g.40gb — that is the layout working, not a plugin failure.
+    facts = make_facts(("k8s/node001.json", "k8s-json", json.dumps(_mig_node("success", slices=16))))
+    assert check_k8s_device_plugin(facts, K8sDevicePluginConfig()) == []
+
+
+def test_mig_manager_failure_names_the_node_and_the_pods_waiting_for_its_slices(make_facts):
+    # Fires: mig.config.state=failed, no slices advertised (the GPUs are still whole), and two pods wait for
+    # nvidia.com/mig-3g.40gb. The node still serves 8 whole GPUs, so it is not cordoned.
+    pods = {"apiVersion": "v1", "kind": "List", "items": [_pending_mig_pod("embed-a"), _pending_mig_pod("embed-b")]}
+    facts = make_facts(("k8s/node001.json", "k8s-json", json.dumps(_mig_node("failed", slices=0, whole=8))),
+                       ("k8s/pods.json", "k8s-json", json.dumps(pods)))
+    (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
+    assert f.culprits == ["k8snode:node001", "pod:inference/embed-a", "pod:inference/embed-b"]
+    assert "mig.config.state=failed" in f.message and f.suggested_actions == []
+
+
+def test_a_crash_looping_dcgm_exporter_is_not_a_plugin_failure(make_facts):
+    # Does not fire: a dcgm-exporter pod crash-loops but the node serves all its GPUs; metrics are lost,
+    # not GPUs (k8s_crash_loop names the pod).
+    def exporter(pod):
+        pod["metadata"]["name"] = "dcgm-exporter-5tq8h"
+        pod["metadata"]["namespace"] = "monitoring"
+        pod["metadata"]["ownerReferences"] = [{"kind": "DaemonSet", "name": "dcgm-exporter", "controller": True}]
+        pod["metadata"]["labels"] = {"app.kubernetes.io/name": "dcgm-exporter"}
+        for c in pod["status"].get("containerStatuses", []):
+            c["image"] = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.1-ubuntu22.04"
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", _dp_pod(exporter)))
+    assert [f for f in check_k8s_device_plugin(facts, K8sDevicePluginConfig()) if "dcgm-exporter" in f.message] == []

@@ -137,3 +137,36 @@ def test_pod_that_fits_now_is_not_reported(make_facts):
     doc["items"] = [p for p in doc["items"] if p["spec"].get("nodeName") != "gpu-a100-01"]
     facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", json.dumps(doc)))
     assert check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig()) == []
+
+
+def _events(*rows: tuple[str, str, str, str]) -> str:
+    """A ``kubectl get events -n ml-team`` table (no NAMESPACE column): (last seen, type, reason, message)."""
+    head = "LAST SEEN   TYPE      REASON             OBJECT                 MESSAGE\n"
+    return head + "".join(f"{seen:<11} {kind:<9} {reason:<18} pod/llm-finetune-0     {msg}\n"
+                          for seen, kind, reason, msg in rows)
+
+
+_FAILED = ("68s", "Warning", "FailedScheduling", "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.")
+
+
+def test_a_scale_up_on_its_way_is_explained_as_normal(make_facts):
+    # Healthy, with the reason: the autoscaler triggered a scale-up for the pod 56 s ago (within its
+    # 15-minute provision time); the events table has no NAMESPACE column, so the pod read names it.
+    events = _events(_FAILED, ("56s", "Normal", "TriggeredScaleUp",
+                               "pod triggered scale-up: [{eks-gpu-p5 2->3 (max: 6)}]"))
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", PODS),
+                       ("k8s/events.txt", "k8s-events-text", events))
+    (f,) = check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig())
+    assert f.root_cause == "healthy" and f.culprits == [] and f.suggested_actions == []
+    assert "autoscaler adds a node" in f.message and f.evidence[0].line == 3
+
+
+def test_a_scale_up_older_than_the_provision_time_or_refused_is_a_capacity_problem(make_facts):
+    for later in (("20m", "Normal", "TriggeredScaleUp", "pod triggered scale-up: [{eks-gpu-p5 2->3 (max: 6)}]"),
+                  ("30s", "Normal", "NotTriggerScaleUp", "pod didn't trigger scale-up: 1 max node group size reached")):
+        rows = [_FAILED, later] if later[0] != "30s" else \
+            [_FAILED, ("56s", "Normal", "TriggeredScaleUp", "pod triggered scale-up: [{g 2->3 (max: 3)}]"), later]
+        facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", PODS),
+                           ("k8s/events.txt", "k8s-events-text", _events(*rows)))
+        (f,) = check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig())
+        assert f.root_cause == "insufficient_gpu_capacity" and f.culprits == ["pod:ml-team/llm-finetune-0"], later

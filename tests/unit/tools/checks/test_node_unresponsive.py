@@ -74,3 +74,53 @@ def test_hostile_job_name_is_plain_data(make_facts):
     (f,) = check_node_not_responding(facts, UnresponsiveConfig())
     assert f.culprits == ["node:dgx11", "job:51311"]
     assert all("resume" not in (a.reason or "") for a in f.suggested_actions)
+
+
+# Node back from a crash: slurmctld set "Node unexpectedly rebooted"; the previous boot's pstore dump
+# holds the fatal memory error and the panic; job 51311 ended NODE_FAIL there and was not requeued.
+REBOOTED_R = SINFO_R.replace("Not responding                                     slurm     2026-03-04T05:31:10 dgx11",
+                             "Node unexpectedly rebooted boot_time=1772602300      slurm     2026-03-04T05:40:12 dgx11")
+SINFO_DOWN = SINFO.replace("down* dgx11", " down dgx11")
+PSTORE = """Panic#1 Part1
+<0>[660903.118210] {1}[Hardware Error]: event severity: fatal
+<0>[660903.118215] {1}[Hardware Error]:  fru_text: CPU1_DIMM_A1
+<0>[660903.118301] Kernel panic - not syncing: Fatal hardware error!
+"""
+
+
+def test_unexpected_reboot_with_a_panic_record_is_direct_and_resubmits_the_lost_job(make_facts):
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO_DOWN), ("slurm/sinfo_R.txt", "sinfo-reasons-text", REBOOTED_R),
+                       ("slurm/sacct.txt", "sacct-text", SACCT), ("kernel/dgx11-pstore.txt", "kernel-log", PSTORE),
+                       **{"kernel/dgx11-pstore.txt": {"node": "dgx11"}})
+    (f,) = check_node_not_responding(facts, UnresponsiveConfig())
+    assert f.strength == "direct" and f.culprits == ["node:dgx11", "job:51311"]
+    assert "panic" in f.message and "CPU1_DIMM_A1" in f.message
+    assert [(a.type, a.node or a.job) for a in f.suggested_actions][:2] == [("drain_node", "dgx11"),
+                                                                           ("resubmit_from_checkpoint", "51311")]
+
+
+# The same reboot, but Slurm requeued 51311 (Restarts=1, running on dgx[07-08]): named, not resubmitted again.
+SQUEUE_REQUEUED = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+             51311       gpu cpt-llam    frank  R      12:00      2 dgx[07-08]
+"""
+
+
+def test_a_job_slurm_requeued_after_the_crash_is_named_but_not_resubmitted(make_facts):
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO_DOWN), ("slurm/sinfo_R.txt", "sinfo-reasons-text", REBOOTED_R),
+                       ("slurm/sacct.txt", "sacct-text", SACCT), ("slurm/squeue.txt", "squeue-text", SQUEUE_REQUEUED))
+    (f,) = check_node_not_responding(facts, UnresponsiveConfig())
+    assert f.culprits == ["node:dgx11", "job:51311"] and "requeued 51311" in f.message
+    assert [a.type for a in f.suggested_actions] == ["drain_node"]
+
+
+# A kernel panic on a node Slurm still shows idle (it rebooted fast, ReturnToService=2): still the node.
+def test_a_panic_record_alone_names_the_node(make_facts):
+    facts = make_facts(("kernel/dgx09-pstore.txt", "kernel-log", PSTORE), **{"kernel/dgx09-pstore.txt": {"node": "dgx09"}})
+    (f,) = check_node_not_responding(facts, UnresponsiveConfig())
+    assert f.culprits == ["node:dgx09"] and f.strength == "direct"
+
+
+# Quiet: corrected memory errors (EDAC CE) alone are not a crash.
+def test_corrected_memory_errors_alone_do_not_fire(make_facts):
+    ce = "Jan 27 01:52:09 dgx09 kernel: EDAC MC1: 1 CE memory read error on CPU_SrcID#1_MC#1_Chan#0_DIMM#0\n" * 3
+    assert check_node_not_responding(make_facts(("kernel/dgx09.log", "kernel-log", ce)), UnresponsiveConfig()) == []

@@ -54,7 +54,7 @@ def test_slurmd_spank_and_gpu_stack_daemons():
 
 def test_priorities_from_dmesg_x_and_rfc5424_and_generic_error_lines():
     ev = _one("kern  :err   : [  912.5] mce: [Hardware Error]: Machine check events logged")
-    assert (ev.kind, ev.severity) == ("generic", "err")
+    assert (ev.kind, ev.severity, ev.what, ev.fatal) == ("host_fault", "err", "machine_check", False)
     ev = _one("<11>1 2026-03-04T10:01:02Z gpu017 beegfs-client 4211 - - Communication error: node unreachable")
     assert (ev.source, ev.severity) == ("beegfs-client", "err")
     assert parse_kernel_log("kern  :info  : [  1.0] ACPI: bus type PCI registered\n", path="k") == []
@@ -64,3 +64,24 @@ def test_priorities_from_dmesg_x_and_rfc5424_and_generic_error_lines():
 def test_generic_events_are_capped_per_file():
     text = "".join(f"[ {i}.0] foo: fatal error number {i}\n" for i in range(500))
     assert len(parse_kernel_log(text, path="k")) == 200
+
+
+def test_host_faults_from_panics_hardware_error_records_edac_and_lockups():
+    # Shapes: kernel panic(), a GHES (APEI) fatal memory record as pstore keeps it, the x86 MCE handler,
+    # EDAC uncorrectable/correctable counts, the NMI hard-lockup and soft-lockup detectors, an oops.
+    cases = {
+        "<0>[660903.118301] Kernel panic - not syncing: Fatal hardware error!": ("panic", True),
+        "<0>[660903.118210] {1}[Hardware Error]: event severity: fatal": ("hardware_error", True),
+        "[Tue Jan 27 02:40:01 2026] mce: [Hardware Error]: CPU 61: Machine Check Exception: 5 Bank 13: "
+        "be00000000800400": ("machine_check", True),
+        "Jan 27 02:38:11 g-a14 kernel: EDAC MC1: 1 UE memory read error on CPU_SrcID#1_MC#1_Chan#0_DIMM#0 "
+        "(channel:0 slot:0 page:0x3fd1c9)": ("memory_ue", True),
+        "Jan 27 01:52:09 g-a14 kernel: EDAC MC1: 1 CE memory read error on CPU_SrcID#1_MC#1_Chan#0_DIMM#0": ("memory_ce", False),
+        "[ 7001.5] NMI watchdog: Watchdog detected hard LOCKUP on cpu 17": ("hard_lockup", True),
+        "[ 7001.5] watchdog: BUG: soft lockup - CPU#3 stuck for 22s! [python:4242]": ("soft_lockup", False),
+        "[ 812.4] BUG: unable to handle page fault for address: ffffb0c8c0d1e000": ("oops", False),
+    }
+    for line, (what, fatal) in cases.items():
+        ev = _one(line)
+        assert (ev.kind, ev.what, ev.fatal) == ("host_fault", what, fatal), line
+    assert _one("<0>[660903.118215] {1}[Hardware Error]:  fru_text: CPU1_DIMM_A1").fru == "CPU1_DIMM_A1"
