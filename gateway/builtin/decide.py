@@ -91,6 +91,36 @@ def _gaps(coverage: dict[str, Any] | None) -> list[str]:
     return gaps
 
 
+SILENT_MIN = 30.0
+"""A RUNNING job whose log has said nothing for this long is stalled until something explains it."""
+_ENDED_BADLY = ("FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "TIMEOUT")
+
+
+def _subject_gaps(coverage: dict[str, Any] | None, findings: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """What keeps a named job from being called fine when no fault was found about it: nodes of it whose
+    evidence was not read, a log silent while it runs, an end nothing explains. Returns (reasons, culprits)."""
+    reasons: list[str] = []
+    culprits: list[str] = []
+    for s in (coverage or {}).get("subjects", []):
+        if s.get("kind") != "job" or not s.get("known"):
+            continue
+        name = str(s.get("subject", "")).split(":", 1)[-1]
+        if any(mentions(f, {name.lower()}) for f in findings if f.get("root_cause") not in NO_CAUSE):
+            continue
+        state = str(s.get("state") or "")
+        if s.get("unread_nodes"):
+            reasons.append(f"the metrics exporter of {', '.join(s['unread_nodes'][:4])} "
+                           f"(node(s) of job {name}) is down (up == 0): their GPUs and hosts could not be read")
+        silent = s.get("silent_min")
+        if state.startswith("RUNNING") and silent is not None and silent >= SILENT_MIN:
+            reasons.append(f"job {name} is RUNNING but has logged nothing for {silent:.0f} min, and nothing read "
+                           "explains it")
+        if state.startswith(_ENDED_BADLY):
+            reasons.append(f"job {name} ended {state.split()[0]} and nothing read explains why")
+            culprits.append(f"job:{name}")
+    return reasons, culprits
+
+
 def _cause_answer(top: Ranked, others: list[Ranked], lead: list[str], entities: set[str],
                   table: Precedence) -> dict[str, Any]:
     # What the question names first: of several findings of this cause, those about its subjects (the
@@ -139,13 +169,15 @@ def decide(question: str, findings: list[dict[str, Any]], table: Precedence | No
         return _cause_answer(ranked[0], ranked[1:], lead, entities, table)
     unexplained = [f for f in findings if f.get("root_cause") == "inconclusive"]
     weak = [r for r in ranked if r.score < HEALTHY_BELOW]
-    gaps = _gaps(coverage)
+    subject_gaps, subject_culprits = _subject_gaps(coverage, findings)
+    gaps = _gaps(coverage) + subject_gaps
     head = " ".join(f"{line}." for line in lead)
     if gaps or unexplained or not in_field(question, entities):
         why = gaps + [f["message"] for f in unexplained[:2]]
         evidence = [e for f in unexplained for e in f.get("evidence", [])][:8]
         actions = [a for a in _actions(unexplained) if a.get("type") in _READ_ONLY]
-        return {"root_cause": "inconclusive", "culprits": [c for f in unexplained for c in f.get("culprits", [])][:8],
+        culprits = list(dict.fromkeys(subject_culprits + [c for f in unexplained for c in f.get("culprits", [])]))
+        return {"root_cause": "inconclusive", "culprits": culprits[:8],
                 "evidence": evidence, "confidence": 0.5, "proposed_actions": actions,
                 "summary": (head + " Inconclusive: " + "; ".join(why or ["the question cannot be answered from "
                                                                         "cluster evidence"]) + ".").strip()

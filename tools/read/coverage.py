@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from tools.facts import Facts
 from tools.facts.queries import job_nodes, job_state
+from tools.read.subject_job import silent_minutes, unread_nodes
 from tools.read.context import ReadContext
 
 __all__ = ["EvidenceCoverage", "SubjectStatus", "UnreadableBrief", "get_evidence_coverage", "FAMILIES"]
@@ -62,6 +63,10 @@ class SubjectStatus(BaseModel):
     """Its state as read (``PENDING (Priority)``, ``MIXED``, ``Running``)."""
     nodes: list[str] = Field(default_factory=list)
     """For a job: the nodes it holds or held (at most 8), from squeue/scontrol or sacct NodeList."""
+    unread_nodes: list[str] = Field(default_factory=list)
+    """For a job: its nodes whose own evidence (kernel log, GPU metrics) was not read while others' was."""
+    silent_min: float | None = None
+    """For a job with logs: minutes since its newest timestamped log line."""
 
 
 class EvidenceCoverage(BaseModel):
@@ -86,7 +91,8 @@ def _subject(facts: Facts, raw: str) -> SubjectStatus:
         state = job_state(facts, name)
         reason = job.reason if job is not None and job.state == "PENDING" else None
         return SubjectStatus(subject=raw, known=True, kind="job", state=f"{state} ({reason})" if reason else state,
-                             nodes=job_nodes(facts, name)[:8])
+                             nodes=job_nodes(facts, name)[:8], unread_nodes=unread_nodes(facts, name),
+                             silent_min=silent_minutes(facts, name))
     node = facts.node(name)
     if node is not None:
         return SubjectStatus(subject=raw, known=True, kind="node", state="+".join([node.state or "UNKNOWN", *node.flags])

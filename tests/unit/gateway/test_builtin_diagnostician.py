@@ -198,3 +198,30 @@ def test_findings_from_overlapping_calls_are_counted_once():
     args = json.loads(respond(req)["tool_calls"][0]["function"]["arguments"])
     assert args["proposed_actions"] == [{"type": "drain_node", "node": "gpu017"}]
     assert len(args["evidence"]) == 1
+
+
+def _job(state: str, **extra) -> dict:
+    return {"read": {"scheduler_jobs": 4, "scheduler_nodes": 4}, "subjects": [
+        {"subject": "604112", "known": True, "kind": "job", "state": state, "nodes": ["ib-g07"], **extra}]}
+
+
+def test_a_named_job_that_failed_with_nothing_explaining_it_is_inconclusive_and_named():
+    out = decide("What killed job 604112?", [], TABLE, coverage=_job("FAILED"))
+    assert out["root_cause"] == "inconclusive" and out["culprits"] == ["job:604112"]
+    assert "ended FAILED and nothing read explains why" in out["summary"] and out["proposed_actions"] == []
+
+
+def test_a_running_job_silent_for_an_hour_is_inconclusive_but_a_chatty_one_is_healthy():
+    silent = decide("Is job 604112 fine?", [], TABLE, coverage=_job("RUNNING", silent_min=55.0))
+    assert silent["root_cause"] == "inconclusive" and "logged nothing for 55 min" in silent["summary"]
+    assert decide("Is job 604112 fine?", [], TABLE, coverage=_job("RUNNING", silent_min=2.0))["root_cause"] == "healthy"
+
+
+def test_nodes_of_the_job_whose_exporter_is_down_keep_it_from_healthy():
+    out = decide("Is job 604112 fine?", [], TABLE, coverage=_job("RUNNING", unread_nodes=["b03", "b04"]))
+    assert out["root_cause"] == "inconclusive" and "b03, b04" in out["summary"] and "up == 0" in out["summary"]
+
+
+def test_a_failed_job_a_finding_explains_is_not_a_gap():
+    found = finding("gpu_hardware_fault", 0.9, ["node:ib-g07", "job:604112"])
+    assert decide("What killed job 604112?", [found], TABLE, coverage=_job("FAILED"))["root_cause"] == "gpu_hardware_fault"

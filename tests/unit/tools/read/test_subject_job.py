@@ -1,0 +1,39 @@
+"""tools.read.subject_job: a named job's nodes whose exporter is down, and how long its log is silent."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from tools.facts import build_facts
+from tools.read.subject_job import silent_minutes, unread_nodes
+from tools.sources.base import RawArtifact
+
+NOW = datetime(2026, 5, 12, 11, 16, tzinfo=timezone.utc)
+SQUEUE = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+             77310       gpu ul2-t5x     mhan  R    2:10:00      4 b[01-04]
+"""
+UP = json.dumps({"status": "success", "data": {"resultType": "vector", "result": [
+    {"metric": {"__name__": "up", "instance": f"{h}:9400", "job": "dcgm"}, "value": [1778584560, v]}
+    for h, v in (("b01", "1"), ("b02", "1"), ("b03", "0"), ("b04", "0"))]}})
+LOG = ("2026-05-12 10:20:58 I0512 step 4180 loss 2.113\n"
+       "2026-05-12 10:21:04 I0512 step 4181 loss 2.110\n")
+
+
+def _facts(*files: tuple[str, str, str, dict]):
+    return build_facts([RawArtifact(format=fmt, data=text.encode(), path=path, captured_at=NOW, **ctx)
+                        for path, fmt, text, ctx in files], captured_at=NOW)
+
+
+def test_nodes_whose_exporter_answered_up_0_are_unread_and_the_log_silence_is_measured():
+    facts = _facts(("slurm/squeue.txt", "squeue-text", SQUEUE, {}),
+                   ("gpu/up.json", "prometheus-query-json", UP, {}),
+                   ("logs/77310/out.log", "job-log", LOG, {"job": "77310"}))
+    assert unread_nodes(facts, "77310") == ["b03", "b04"]
+    assert 54 <= (silent_minutes(facts, "77310") or 0) <= 56
+
+
+def test_no_up_series_means_no_gap_and_a_log_without_times_gives_none():
+    facts = _facts(("slurm/squeue.txt", "squeue-text", SQUEUE, {}),
+                   ("logs/77310/out.log", "job-log", "step 4181 loss 2.110\n", {"job": "77310"}))
+    assert unread_nodes(facts, "77310") == [] and silent_minutes(facts, "77310") is None

@@ -1,0 +1,58 @@
+"""What the evidence says about one job the question names: which of its nodes were read, and how long
+its log has been silent. Shared by the evidence-coverage read tool.
+
+A Prometheus ``up`` series is not evidence about a node's health; ``up == 0`` says its exporter did not
+answer, so what was read about that node may be stale or missing.
+"""
+
+from __future__ import annotations
+
+from tools.facts import Facts
+from tools.facts.queries import job_nodes
+
+__all__ = ["NODE_FORMATS", "unread_nodes", "silent_minutes"]
+
+NODE_FORMATS = frozenset({"kernel-log", "dcgm-prometheus-text", "nvidia-smi-csv", "nvidia-smi-q", "dcgmi-diag-json"})
+"""Formats whose files are about one node's own health."""
+
+
+def _covered(facts: Facts) -> tuple[set[str], set[str]]:
+    """(nodes with node-level evidence read, nodes whose exporter answered ``up == 0``)."""
+    def build() -> tuple[set[str], set[str]]:
+        covered = {a.node for a in facts.artifacts if a.read and a.records and a.node and a.format in NODE_FORMATS}
+        covered |= {e.node for e in facts.kernel_events if e.node}
+        down: set[str] = set()
+        for name in facts.metric_names():
+            for s in facts.samples(name):
+                if not s.node:
+                    continue
+                if name == "up":
+                    if s.value == 0:
+                        down.add(s.node)
+                else:
+                    covered.add(s.node)
+        return covered, down
+    return facts.cached("node_coverage", build)
+
+
+def unread_nodes(facts: Facts, job_id: str) -> list[str]:
+    """The job's nodes (at most 16) whose metrics exporter answered Prometheus with ``up == 0``: their
+    GPU and host metrics are missing or stale, so nothing can be concluded about them. (Files that could
+    not be read or fetched are already in ``Facts.unreadable``; a node nobody collected is not a gap.)"""
+    _covered_nodes, down = _covered(facts)
+    return [n for n in job_nodes(facts, job_id) if n in down][:16]
+
+
+def silent_minutes(facts: Facts, job_id: str) -> float | None:
+    """Minutes between the newest timestamped line of the job's logs and the capture; None when its logs
+    print no times (or none were read)."""
+    last = [s.last_timestamp for s in facts.job_logs if s.job == job_id and s.last_timestamp is not None]
+    if not last:
+        return None
+    newest = max(last)
+    when = facts.captured_at
+    if newest.tzinfo is None and when.tzinfo is not None:
+        when = when.replace(tzinfo=None)
+    elif newest.tzinfo is not None and when.tzinfo is None:
+        newest = newest.replace(tzinfo=None)
+    return max((when - newest).total_seconds() / 60, 0.0)
