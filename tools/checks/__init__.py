@@ -28,6 +28,7 @@ from tools.checks.input_pipeline import InputPipelineConfig, check_input_pipelin
 from tools.checks.interconnect import InterconnectConfig, check_interconnect_link_down
 from tools.checks.io_bound import IoBoundConfig, check_io_bandwidth_bound
 from tools.checks.job_held import JobHeldConfig, check_job_held
+from tools.checks.lustre_recovery import LustreRecoveryConfig, check_lustre_recovery
 from tools.checks.job_preempted import JobPreemptedConfig, check_job_preempted
 from tools.checks.k8s_crash_loop import K8sCrashLoopConfig, check_k8s_crash_loop
 from tools.checks.k8s_device_plugin import K8sDevicePluginConfig, check_k8s_device_plugin
@@ -102,6 +103,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "fs_unavailable": CheckSpec(check_fs_unavailable, FsUnavailableConfig,
                                 "file system unreachable: one node's client down, or servers down for everyone",
                                 needs=("kernel_events", "job_log_events", "lfs_df")),
+    "lustre_recovery": CheckSpec(check_lustre_recovery, LustreRecoveryConfig,
+                                 "a Lustre target that went away and came back: by the book, or at the cost of evictions and jobs",
+                                 needs=("kernel_events",)),
     "node_config_mismatch": CheckSpec(check_node_config_mismatch, NodeConfigConfig,
                                       "node registered with fewer GPUs / less memory than configured", needs=("nodes",)),
     "controller_unreachable": CheckSpec(check_controller_unreachable, ControllerConfig, "Slurm commands cannot reach slurmctld",

@@ -92,7 +92,13 @@ class GpuDriverEvent(KernelEventBase):
 
 
 LustreState = Literal["connection_lost", "evicted", "connection_restored", "request_timeout", "lnet_timeout",
-                      "op_failed", "mount_failed", "error"]
+                      "op_failed", "mount_failed", "client_evicted", "service_hung", "recovery_started",
+                      "recovery_complete", "failover", "error"]
+"""Client side: ``connection_lost`` … ``connection_restored``, ``evicted`` (this client was evicted), timeouts,
+failed operations and mounts. Server side: ``client_evicted`` (the target evicted a client it stopped hearing
+from), ``service_hung`` (an OSS/MDS service thread inactive for minutes: its storage stalls),
+``recovery_started`` / ``recovery_complete`` after a restart or failover, ``failover`` (a target failing over
+or unmounted for it)."""
 
 
 class LustreEvent(KernelEventBase):
@@ -105,6 +111,10 @@ class LustreEvent(KernelEventBase):
     op: str | None = None
     nid: str | None = None
     rc: int | None = None
+    clients: int | None = None
+    """``recovery_complete``: clients the target expected back."""
+    evicted: int | None = None
+    """``recovery_complete``: clients evicted because they did not come back in time."""
 
 
 FsState = Literal["expelled", "lost_connection", "stale_handle", "unmounted", "not_mounted", "not_responding",

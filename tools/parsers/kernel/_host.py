@@ -77,7 +77,7 @@ _ERROR_WORDS = re.compile(
 _BENIGN = re.compile(
     r"\b(?:corrected|correctable|no errors?|0 errors|errors?: 0|recovered|succeeded|successful(?:ly)?|"
     r"error[_ ]?count[=: ]0|ignoring|ignored)\b|^ACPI (?:BIOS )?(?:Error|Warning)|\bACPI Error\b|"
-    r"AE_NOT_FOUND|firmware bug|module verification failed|tainting kernel|\[Firmware Bug\]|ERST: Error Record|Spectre|retbleed|mitigation",
+    r"AE_NOT_FOUND|errors=remount-ro|firmware bug|module verification failed|tainting kernel|\[Firmware Bug\]|ERST: Error Record|Spectre|retbleed|mitigation",
     re.IGNORECASE)
 """Error words that describe something fixed or firmware noise every node prints (ACPI table bugs)."""
 

@@ -24,10 +24,17 @@ _NID_TAIL = re.compile(r"@(?:o2ib|tcp|kfi|gni|ptl)\d*\b")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _NID_CHARS = _NAME_CHARS | {":"}
 _RC = re.compile(r"\brc = (?P<rc>-?\d{1,6})")
+_RECOVERED = re.compile(r"of (?P<total>\d{1,7}) clients (?P<ok>\d{1,7}) recovered and (?P<evicted>\d{1,7}) (?:were|was) evicted")
 _LUSTRE_OP = re.compile(r"operation (?P<op>\w+) to node (?P<nid>\S+) failed")
 _LUSTRE_STATES = [
     (re.compile(r"Unable to mount|lustre_fill_super\(\)|mount failed|Confi?guration from log \S+ failed from MGS"),
      "mount_failed"),
+    # Server side: a target evicting a client it lost, threads stuck on the backing storage, recovery.
+    (re.compile(r"haven't heard from client .* evicting it|evicting client at"), "client_evicted"),
+    (re.compile(r"Service thread pid \d+ was inactive for|Service thread pid \d+ completed after"), "service_hung"),
+    (re.compile(r"Recovery over after"), "recovery_complete"),
+    (re.compile(r"Will be in recovery for at least|Denying connection for new client .* recovery"), "recovery_started"),
+    (re.compile(r"Failing over |server umount \S+ complete"), "failover"),
     (re.compile(r"was lost; in progress operations"), "connection_lost"),
     (re.compile(r"This client was evicted by"), "evicted"),
     (re.compile(r"Connection restored to"), "connection_restored"),
@@ -108,6 +115,8 @@ def classify_lustre(msg: str) -> Classified | None:
         values["nid"] = nid
     if rc:
         values["rc"] = int(rc["rc"])
+    if state == "recovery_complete" and (rec := _RECOVERED.search(msg)):
+        values["clients"], values["evicted"] = int(rec["total"]), int(rec["evicted"])
     return "lustre_error", values
 
 

@@ -1,0 +1,65 @@
+"""check_lustre_recovery on client and server kernel-log shapes (Lustre Operations Manual, lustre-discuss)."""
+
+from __future__ import annotations
+
+from tools.checks.lustre_recovery import LustreRecoveryConfig, check_lustre_recovery
+
+
+def _client(node: str, target: str = "scratch-OST0004", *, evicted: bool = False, restored: bool = True) -> str:
+    lines = [f"[Wed Mar  4 09:03:41 2026] Lustre: {target}-osc-ffff9d3c91a2c800: Connection to {target} "
+             "(at 10.40.0.13@o2ib) was lost; in progress operations using this service will wait for recovery to complete"]
+    if evicted:
+        lines.append(f"[Wed Mar  4 09:20:52 2026] LustreError: 167-0: {target}-osc-ffff9d3c91a2c800: This client was "
+                     f"evicted by {target}; in progress operations using this service will fail.")
+    if restored:
+        lines.append(f"[Wed Mar  4 09:20:53 2026] Lustre: {target}-osc-ffff9d3c91a2c800: Connection restored to "
+                     "10.40.0.13@o2ib (at 10.40.0.13@o2ib)")
+    return "\n".join(lines) + "\n"
+
+
+SACCT = """JobID|JobName|User|Partition|State|ExitCode|Start|End|NNodes|NodeList
+4411|sd3-ft|mk|gpu|FAILED|1:0|2026-03-04T08:02:13|2026-03-04T09:21:07|1|gx03
+4405|bert|yh|gpu|RUNNING|0:0|2026-03-04T07:44:50|Unknown|1|gx01
+"""
+OSS_STALL = """[Wed Mar  4 09:05:41 2026] LNet: Service thread pid 41822 was inactive for 200.31s. The thread might be hung, or it might only be slow and will resume later.
+[Wed Mar  4 09:09:30 2026] Lustre: scratch-OST0004: haven't heard from client 7c1e2a44 (at 10.40.1.3@o2ib) in 228 seconds. I think it's dead, and I am evicting it. exp ffff8e41c3a2d000, cur 17
+"""
+FAILOVER = """Mar 04 02:00:40 oss21 kernel: Lustre: Failing over scratch-OST0004
+Mar 04 02:01:41 oss22 kernel: Lustre: scratch-OST0004: Will be in recovery for at least 2:30, or until 412 clients reconnect
+Mar 04 02:02:51 oss22 kernel: Lustre: scratch-OST0004: Recovery over after 1:10, of 412 clients 412 recovered and 0 were evicted.
+"""
+
+
+def _facts(make_facts, files: dict[str, str], *, sacct: bool = True):
+    arts = [(f"kernel/{n}.log", "kernel-log", t) for n, t in files.items()]
+    if sacct:
+        arts.append(("slurm/sacct.txt", "sacct-text", SACCT))
+    return make_facts(*arts, **{f"kernel/{n}.log": {"node": n} for n in files})
+
+
+# Fires: every client was evicted by OST0004 while its OSS's threads hung; job 4411 on gx03 died then.
+def test_an_outage_that_evicted_clients_and_failed_a_job_names_the_target_and_the_job(make_facts):
+    facts = _facts(make_facts, {"gx01": _client("gx01", evicted=True), "gx03": _client("gx03", evicted=True),
+                                "oss03": OSS_STALL})
+    (f,) = check_lustre_recovery(facts, LustreRecoveryConfig())
+    assert f.root_cause == "storage_unavailable" and f.culprits == ["ost:scratch-OST0004", "job:4411"]
+    assert "victims" in f.message and [a.type for a in f.suggested_actions] == ["notify_owner"]
+
+
+# Healthy, with the reason: a failover by the book, 412 of 412 clients recovered, none evicted, and the
+# clients' lost/restored lines are its trace, not a fault.
+def test_a_failover_that_recovered_every_client_is_explained_as_normal(make_facts):
+    facts = _facts(make_facts, {"a03": _client("a03"), "a12": _client("a12"), "oss22": FAILOVER}, sacct=False)
+    (f,) = check_lustre_recovery(facts, LustreRecoveryConfig())
+    assert f.root_cause == "healthy" and f.culprits == [] and "412 clients back, 0 evicted" in f.message
+
+
+# Quiet: clients that lost the target and never got it back are check_fs_unavailable's (still down).
+def test_a_target_still_gone_is_left_to_fs_unavailable(make_facts):
+    facts = _facts(make_facts, {"gx01": _client("gx01", restored=False), "gx03": _client("gx03", restored=False)})
+    assert check_lustre_recovery(facts, LustreRecoveryConfig()) == []
+
+
+# Quiet: one client losing and regaining a target is that client's blip, not the target's episode.
+def test_one_client_blip_is_not_an_episode(make_facts):
+    assert check_lustre_recovery(_facts(make_facts, {"gx01": _client("gx01")}, sacct=False), LustreRecoveryConfig()) == []
