@@ -96,6 +96,13 @@ SILENT_MIN = 30.0
 _ENDED_BADLY = ("FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "TIMEOUT")
 
 
+def _asked_jobs_unknown(coverage: dict[str, Any] | None) -> bool:
+    """The question names jobs, and not one of them was recorded anywhere (queue, accounting, logs)."""
+    jobs = [s for s in (coverage or {}).get("subjects", []) if s.get("kind") == "job" or
+            (not s.get("known") and str(s.get("subject", "")).replace("_", "").isdigit())]
+    return bool(jobs) and not any(s.get("known") for s in jobs)
+
+
 def _subject_gaps(coverage: dict[str, Any] | None, findings: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     """What keeps a named job from being called fine when no fault was found about it: nodes of it whose
     evidence was not read, a log silent while it runs, an end nothing explains. Returns (reasons, culprits)."""
@@ -165,13 +172,19 @@ def decide(question: str, findings: list[dict[str, Any]], table: Precedence | No
     if not in_field(question, entities):
         lead.insert(0, "That question is outside what Warden answers (the operation of GPU/HPC clusters); "
                        "about the cluster itself")
-    if ranked and ranked[0].score >= HEALTHY_BELOW and not (coverage or {}).get("nothing_read"):
+    asked_unknown = _asked_jobs_unknown(coverage)
+    if ranked and ranked[0].score >= HEALTHY_BELOW and not (coverage or {}).get("nothing_read") and not (
+            asked_unknown and not any(mentions(f, entities) for r in ranked[:3] for f in r.findings)):
         return _cause_answer(ranked[0], ranked[1:], lead, entities, table)
+    # The jobs asked about were never recorded and what was found is not about them: it is context, not
+    # the answer (accounting down and the job gone: why it failed cannot be read).
     unexplained = [f for f in findings if f.get("root_cause") == "inconclusive"]
     weak = [r for r in ranked if r.score < HEALTHY_BELOW]
     subject_gaps, subject_culprits = _subject_gaps(coverage, findings)
     gaps = _gaps(coverage) + subject_gaps
     head = " ".join(f"{line}." for line in lead)
+    if asked_unknown and ranked and ranked[0].score >= HEALTHY_BELOW:
+        gaps.append("found meanwhile, not about it: " + ranked[0].findings[0]["message"])
     if gaps or unexplained or not in_field(question, entities):
         why = gaps + [f["message"] for f in unexplained[:2]]
         evidence = [e for f in unexplained for e in f.get("evidence", [])][:8]

@@ -1,4 +1,6 @@
-"""check_controller_unreachable: Slurm commands could not reach slurmctld."""
+"""check_controller_unreachable: Slurm commands could not reach slurmctld — or slurmctld and sacct could
+not reach slurmdbd, the accounting daemon of the same control plane (sacct fails, slurmctld queues
+accounting records: ``DBD Agent queue size`` in sdiag, ``agent queue filling … RESTART SLURMDBD NOW``)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ class ControllerConfig(CheckConfig):
         "unable to contact slurm controller", "socket timed out", "zero bytes were transmitted",
         "communication connection failure", "connection refused",
     )
+    dbd_queue_alarm: int = 1000
+    """sdiag ``DBD Agent queue size`` above which slurmctld is plainly not reaching slurmdbd."""
 
 
 def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Finding]:
@@ -35,8 +39,9 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
                  or "unable to contact slurm controller" in e.message.lower()]
     down = [e for e in messages if e.what == "controller_ping" and e.state == "DOWN"]
     killed = [e for e in facts.kernel_events_of("oom_kill") if (e.process or "") in ("slurmctld", "slurmdbd")]
+    dbd = _dbd_findings(facts, cfg)
     if not errors and not log_lines and not down and not killed:
-        return []
+        return dbd
     hosts_killed = sorted({e.node for e in killed if e.node and e.process == "slurmctld"})
     hosts = sorted({e.controller for e in down if e.controller} | set(hosts_killed))
     evidence = [Evidence(text=e.message[:300], file=e.path) for e in errors[:4]]
@@ -50,5 +55,34 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
         culprits=[f"node:{h}" for h in hosts], evidence=evidence,
         strength="state" if (errors or hosts) else "symptom",
         confidence=confidence("state" if (errors or hosts) else "symptom", corroborated=bool(errors and (hosts or log_lines))),
+        suggested_actions=[],
+    )] + dbd
+
+
+_DBD_WORDS = ("problem talking to the database", "slurmdbd", ":6819", "persistent connection", "agent queue filling",
+              "dbd agent", "mysql_real_connect", "storage has gone away")
+
+
+def _dbd_findings(facts: Facts, cfg: ControllerConfig) -> list[Finding]:
+    """controller_unreachable for slurmdbd: sacct's recorded errors talking to the database, slurmctld or
+    slurmdbd log lines saying so, and sdiag's DBD agent queue growing (records slurmctld holds until slurmdbd
+    is back; past MaxDBDMsgs they are dropped)."""
+    sacct = [e for e in facts.slurm_errors if e.format.startswith("sacct") and any(w in e.message.lower() for w in _DBD_WORDS)]
+    logs = [e for e in facts.kernel_events if (e.source or "").startswith(("slurmctld", "slurmdbd"))
+            and any(w in e.message.lower() for w in _DBD_WORDS)]
+    queued = max((r.dbd_agent_queue_size or 0 for r in facts.other if hasattr(r, "dbd_agent_queue_size")), default=0)
+    if not sacct and not logs and queued < cfg.dbd_queue_alarm:
+        return []
+    hosts = sorted({e.node for e in logs if e.node and (e.source or "").startswith("slurmdbd")})
+    evidence = [Evidence(text=e.message[:300], file=e.path) for e in sacct[:2]] + [kernel_evidence(e) for e in logs[:3]]
+    if queued:
+        evidence.append(Evidence(text=f"sdiag: DBD Agent queue size {queued}", metric="sdiag", value=queued, unit="count"))
+    return [Finding(
+        check="controller_unreachable", root_cause="controller_unreachable",
+        message="slurmdbd (accounting) unreachable: " + (f"{len(sacct)} sacct call(s) failed; " if sacct else "")
+        + (f"slurmctld holds {queued} accounting record(s) for it (lost past MaxDBDMsgs); " if queued else "")
+        + "squeue and job starts are unaffected" + (f"; slurmdbd on {', '.join(hosts)} logged errors" if hosts else ""),
+        culprits=[], evidence=evidence[:6],
+        strength="state", confidence=confidence("state", corroborated=bool(sacct) and bool(logs or queued)),
         suggested_actions=[],
     )]

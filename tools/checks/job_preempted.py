@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from tools.checks.base import CheckConfig, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import job_state, newest_checkpoint
+from tools.facts.queries import job_nodes, job_state, newest_checkpoint
 from tools.knowledge.precedence import confidence
 from tools.knowledge.scheduler import is_preempted_requeue
 from tools.models.findings import ActionSpec, Evidence, Finding
@@ -42,6 +42,17 @@ def check_job_preempted(facts: Facts, cfg: JobPreemptedConfig) -> list[Finding]:
             requeued.add(j.job_id)
             evidence[j.job_id].append(Evidence(text=f"job {j.job_id} State=PENDING Reason={j.reason} "
                                                     f"Restarts={j.restarts or 0}", metric="scontrol show job"))
+    suspended: dict[str, list[str]] = {}
+    for j in facts.jobs:
+        if (j.state or "") == "SUSPENDED":  # PreemptMode=SUSPEND (or gang scheduling): another job has its nodes
+            nodes = set(job_nodes(facts, j.job_id))
+            by = [o.job_id for n in sorted(nodes) for o in facts.jobs_on_node(n)
+                  if o.job_id != j.job_id and (o.state or "") == "RUNNING"]
+            suspended[j.job_id] = list(dict.fromkeys(by))
+            evidence[j.job_id].append(Evidence(
+                text=f"job {j.job_id} JobState=SUSPENDED on {', '.join(sorted(nodes)) or '?'}"
+                     + (f"; running there now: {', '.join(suspended[j.job_id][:3])}" if by else ""),
+                metric="squeue"))
     for e in facts.job_events_of("slurm_message"):
         if isinstance(e, SlurmMessageEvent) and e.job and "PREEMPT" in (e.reason or "").upper():
             evidence[e.job].append(log_evidence(e))
@@ -51,16 +62,21 @@ def check_job_preempted(facts: Facts, cfg: JobPreemptedConfig) -> list[Finding]:
             continue
         ckpt = newest_checkpoint(facts, job)
         back = "requeued by preemption" if job in requeued else "ended by preemption"
+        if job in suspended:
+            by = suspended[job]
+            back = ("suspended by preemption: " + ", ".join(by[:3]) + " took its nodes and it resumes when they end"
+                    if by else "suspended (PreemptMode=SUSPEND or scontrol suspend); it resumes when released")
         # Requeued (PreemptMode=REQUEUE): Slurm runs it again by itself. Cancelled: it is gone, and a new
         # job from its newest checkpoint is what gets the work going again (none excluded: no node is at fault).
-        again = [] if job in requeued or job_state(facts, job) == "PENDING" else resubmit_specs(
+        again = [] if job in requeued or job in suspended or job_state(facts, job) == "PENDING" else resubmit_specs(
             facts, [job], [], f"job {back}")
         findings.append(Finding(
             check="job_preempted", root_cause="job_preempted",
-            message=f"job {job} was {back} (a higher-priority job took its nodes), not by a fault"
+            message=f"job {job} was {back}" + ("" if job in suspended else " (a higher-priority job took its nodes)")
+            + ", not by a fault"
             + (f"; newest checkpoint {ckpt}" if ckpt else "; no checkpoint named in its logs"),
             culprits=[f"job:{job}"], evidence=ev[:4],
-            strength="state", confidence=confidence("state", corroborated=len(ev) >= 2),
+            strength="state", confidence=confidence("state", corroborated=len(ev) >= 2 or bool(suspended.get(job))),
             suggested_actions=again + ([] if any(a.type == "notify_owner" for a in again) else [ActionSpec(
                 type="notify_owner", job=job, checkpoint=ckpt, reason=f"job {back}" + (f"; resume from {ckpt}" if ckpt else ""))]),
         ))

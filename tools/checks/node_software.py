@@ -4,6 +4,8 @@ driver that does not load — whether Slurm has already drained it or not."""
 
 from __future__ import annotations
 
+import re
+
 from collections import defaultdict
 
 from tools.checks.base import CheckConfig, job_culprits, kernel_evidence
@@ -30,10 +32,16 @@ class NodeSoftwareConfig(CheckConfig):
     log_words: tuple[str, ...] = ("spank", "pyxis", "enroot", "epilog", "prolog", "fabricmanager", "nvidia-persistenced")
 
 
+_REPORTS_HARDWARE = re.compile(r"detected NVSwitch (?:fatal|non-fatal) error|NVSwitch .*(?:fatal|SXid)|NVLink .*(?:fatal|error)",
+                               re.IGNORECASE)
+
+
 def _stack_events(facts: Facts, node: str, words: tuple[str, ...]) -> list[object]:
     """Node-software log events: slurmd/SPANK failures, GPU-stack daemons failing, lines naming them."""
     out: list[object] = []
     for e in facts.kernel_events_on(node):
+        if _REPORTS_HARDWARE.search(e.message):
+            continue  # Fabric Manager reporting an NVSwitch / NVLink error is the messenger: interconnect's
         if isinstance(e, SlurmNodeEvent) and e.what in _FAILING:
             out.append(e)
         elif isinstance(e, GpuStackEvent) and e.component in ("fabricmanager", "persistenced", "container-toolkit"):

@@ -159,7 +159,8 @@ class LinkEvent(KernelEventBase):
 
     kind: Literal["ib_link"] = "ib_link"
     state: LinkState
-    link_type: Literal["ib", "ethernet"] = "ib"
+    link_type: Literal["ib", "ethernet", "nvswitch"] = "ib"
+    """``nvswitch``: a fatal NVSwitch SXid on one of the switch's NVLink ports (state ``error``)."""
     device: str | None = None
     port: str | None = None
     module: str | None = None

@@ -30,8 +30,21 @@ def _link_type(dev: str) -> str:
     return "ib" if dev.startswith(("ib", "mlx")) else "ethernet"
 
 
+_SXID = re.compile(r"(?P<dev>nvidia-nvswitch\d{1,3}): SXid \([^)]{0,40}\): (?P<sxid>\d{1,6}), (?P<sev>Fatal|Non-fatal)"
+                   r"(?:, Link (?P<link>\d{1,4}))?")
+"""NVSwitch errors as the driver prints them (NVIDIA Fabric Manager User Guide, "NVSwitch SXid errors"):
+``nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up``. A fatal SXid takes the
+NVLink ports through that switch down until the switch is reset."""
+
+
 def classify_link(msg: str) -> Classified | None:
-    """An InfiniBand or Ethernet/RoCE port, carrier or cable-module event in one message; else None."""
+    """An InfiniBand or Ethernet/RoCE port, carrier or cable-module event, or a fatal NVSwitch SXid, in one
+    message; else None (non-fatal SXids are not link events)."""
+    if "SXid" in msg and (m := _SXID.search(msg)):
+        if m["sev"] != "Fatal":
+            return None
+        return "ib_link", {"state": "error", "link_type": "nvswitch", "device": m["dev"],
+                           "port": f"link {m['link']}" if m["link"] else None, "detail": f"SXid {m['sxid']} fatal"}
     m = _IB_PORT.search(msg)
     if m:
         state = {"DOWN": "down", "ACTIVE": "up", "UP": "up"}.get(m["state"], m["state"].lower())

@@ -7,7 +7,7 @@ from tools.checks.controller import ControllerConfig, check_controller_unreachab
 # Fires: what squeue and sinfo print when slurmctld's host is down (ArjunaCluster/ArjunaUsers#92).
 SQUEUE_ERR = "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n"
 SINFO_ERR = "slurm_load_partitions: Unable to contact slurm controller (connect failure)\n"
-# Does not fire: sacct failing because slurmdbd (the accounting daemon) is down; slurmctld is fine.
+# Fires as slurmdbd: sacct failing because the accounting daemon is down; slurmctld itself answers.
 SACCT_ERR = "sacct: error: Problem talking to the database: Connection refused\n"
 LOG = "logs/1186044/prep-pipeline-1186044.out"
 # Fires (lower confidence): a running batch script cannot create its next step.
@@ -42,8 +42,36 @@ def test_srun_in_a_job_log_fires_with_lower_confidence(make_facts):
     assert (f.evidence[0].file, f.evidence[0].line) == (LOG, 1) and f.strength == "symptom"
 
 
-def test_slurmdbd_down_and_task_failures_do_not_fire(make_facts):
-    assert check_controller_unreachable(_facts(make_facts, sacct=SACCT_ERR, log=SRUN_TASK), ControllerConfig()) == []
+def test_task_failures_do_not_fire(make_facts):
+    assert check_controller_unreachable(_facts(make_facts, log=SRUN_TASK), ControllerConfig()) == []
+
+
+def test_slurmdbd_down_is_the_accounting_half_of_the_control_plane(make_facts):
+    (f,) = check_controller_unreachable(_facts(make_facts, sacct=SACCT_ERR, log=SRUN_TASK), ControllerConfig())
+    assert f.message.startswith("slurmdbd (accounting) unreachable") and "squeue and job starts are unaffected" in f.message
+    assert f.culprits == [] and f.suggested_actions == []
+
+
+# Fires on slurmctld's own log and sdiag alone (nobody ran sacct): the DBD agent queue is filling.
+CTLD_LOG = ("Jul 20 05:58:31 gctl01 slurmctld[1402]: slurmctld: error: agent queue filling (12230), MaxDBDMsgs=50160, "
+            "RESTART SLURMDBD NOW\n")
+SDIAG = """*******************************************************
+sdiag output at Mon Jul 20 09:14:02 2026 (1784538842)
+Data since      Mon Jul 20 00:00:00 2026 (1784505600)
+*******************************************************
+Server thread count:  3
+Agent queue size:     0
+Agent count:          0
+Agent thread count:   0
+DBD Agent queue size: 26604
+"""
+
+
+def test_a_filling_dbd_agent_queue_in_sdiag_and_the_controller_log_fires(make_facts):
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE_OK), ("slurm/sdiag.txt", "sdiag-text", SDIAG),
+                       ("kernel/gctl01.log", "kernel-log", CTLD_LOG))
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert "holds 26604 accounting record(s)" in f.message and f.evidence[-1].metric == "sdiag"
 
 
 def test_controller_words_are_configurable(make_facts):

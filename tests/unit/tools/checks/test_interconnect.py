@@ -245,3 +245,21 @@ def test_a_range_that_stopped_growing_weeks_ago_is_not_a_fault(make_facts):
          "values": [[end - (28 - i) * day, str(v)] for i, v in enumerate(values)]}]}})
     assert check_interconnect_link_down(make_facts(("net/range.json", "prometheus-query-json", body)),
                                         InterconnectConfig()) == []
+
+
+# Fires: a fatal NVSwitch SXid takes NVLink ports of the node's switch down; Fabric Manager's report of it is
+# the messenger (not a Fabric Manager fault). Non-fatal SXids alone do not fire.
+SXID = """2026-04-22T17:11:43+0000 dgxa-05 kernel: nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up
+2026-04-22T17:11:44+0000 dgxa-05 nv-fabricmanager[3312]: detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus id 00000000:06:00.0 physical id 1 port 48
+"""
+SXID_NONFATAL = "2026-04-22T17:11:43+0000 dgxa-05 kernel: nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 11012, Non-fatal, Link 08 MC TS crumbstore MCTO (First)\n"
+
+
+def test_a_fatal_nvswitch_sxid_is_the_nodes_nvlink_fabric(make_facts):
+    from tools.checks.node_software import NodeSoftwareConfig, check_node_software_fault
+    facts = make_facts(("kernel/dgxa-05.log", "kernel-log", SXID))
+    (f,) = check_interconnect_link_down(facts, InterconnectConfig())
+    assert f.culprits[0] == "node:dgxa-05" and "nvswitch port link 48" in f.message
+    assert check_node_software_fault(facts, NodeSoftwareConfig()) == []
+    assert check_interconnect_link_down(make_facts(("kernel/dgxa-05.log", "kernel-log", SXID_NONFATAL)),
+                                        InterconnectConfig()) == []

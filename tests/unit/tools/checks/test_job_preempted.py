@@ -35,3 +35,23 @@ def test_requeued_by_preemption_only_tells_the_owner(make_facts):
 def test_jobs_that_ended_otherwise_do_not_fire(make_facts):
     sacct = SACCT.replace("PREEMPTED", "FAILED")
     assert check_job_preempted(make_facts(("slurm/sacct.txt", "sacct-text", sacct)), JobPreemptedConfig()) == []
+
+
+# PreemptMode=SUSPEND: a higher-tier partition's job runs on gn[05-06] while 733104 sits suspended there
+# (its GPUs keep their memory and show 0 % use). The owner is told; nothing is resubmitted or requeued.
+SUSPENDED = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+            733104       gpu mistral-   lmeyer  S    5:59:00      2 gn[05-06]
+            733190 cpu-urgen wrf-urge   metops  R    1:43:58      2 gn[05-06]
+"""
+
+
+def test_a_job_suspended_under_a_higher_tier_job_is_preempted_not_hung(make_facts):
+    (f,) = check_job_preempted(make_facts(("slurm/squeue.txt", "squeue-text", SUSPENDED)), JobPreemptedConfig())
+    assert f.culprits == ["job:733104"] and "suspended by preemption: 733190 took its nodes" in f.message
+    assert [a.type for a in f.suggested_actions] == ["notify_owner"]
+
+
+def test_a_suspended_job_alone_on_its_nodes_is_still_said_to_resume_when_released(make_facts):
+    alone = SUSPENDED.splitlines()[0] + "\n" + SUSPENDED.splitlines()[1] + "\n"
+    (f,) = check_job_preempted(make_facts(("slurm/squeue.txt", "squeue-text", alone)), JobPreemptedConfig())
+    assert "scontrol suspend" in f.message and [a.type for a in f.suggested_actions] == ["notify_owner"]
