@@ -4,7 +4,9 @@ A finding is a *symptom* when another finding it shares a culprit with has a cau
 (the table's supersedes map) and rests on evidence at least as strong — an NCCL timeout in job 42 is the
 symptom of an Xid on job 42's node, but a CUDA OOM in a job log cannot explain away a link-down line. The
 remaining findings are grouped by root cause; a cause scores its best confidence, a little for each
-corroborating finding, and a bonus (or a penalty) for being about what the question names.
+corroborating finding, and a bonus (or a penalty) for being about what the question names. A cause whose
+findings name only other workloads (jobs or pods the question did not ask about, and no node, link or file
+system) ranks below every cause about what was asked: another job's timeout cannot answer why this one is slow.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ NO_CAUSE = ("healthy", "inconclusive")
 RELEVANCE_BONUS = 0.1
 UNRELATED_PENALTY = 0.2
 _CORROBORATION = 0.03
+_WORKLOADS = ("job:", "pod:")
 
 
 @dataclass
@@ -32,6 +35,8 @@ class Ranked:
     findings: list[dict[str, Any]]
     symptoms: list[dict[str, Any]] = field(default_factory=list)
     """Findings of other causes this cause explains (shown as symptoms in the summary)."""
+    elsewhere: bool = False
+    """Only about workloads the question did not name (ranked after every cause about what was asked)."""
 
 
 def _names(culprit: str) -> set[str]:
@@ -41,8 +46,15 @@ def _names(culprit: str) -> set[str]:
 
 
 def mentions(finding: dict[str, Any], entities: set[str]) -> bool:
-    """Whether a culprit of the finding is one of the named entities."""
-    return any(_names(c) & entities for c in finding.get("culprits", []))
+    """Whether a culprit of the finding is one of the named entities (a pod also by the name of the
+    workload that owns it: ``llm-ft-70b`` names ``pod:ml/llm-ft-70b-worker-0``)."""
+    for c in finding.get("culprits", []):
+        names = _names(c)
+        if names & entities:
+            return True
+        if c.startswith("pod:") and any(n.startswith(f"{e}-") for n in names for e in entities if len(e) >= 3):
+            return True
+    return False
 
 
 def _linked(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -69,11 +81,17 @@ def rank(findings: list[dict[str, Any]], entities: set[str], table: Precedence) 
     for cause, fs in groups.items():
         fs.sort(key=lambda f: -f.get("confidence", 0.0))
         score = fs[0].get("confidence", 0.0) + _CORROBORATION * min(len(fs) - 1, 3)
+        about = not entities or any(mentions(f, entities) for f in fs) or any(
+            mentions(s, entities) for i, s in enumerate(real) if explained_by.get(i) in fs)
         if asked:
-            about = any(mentions(f, entities) for f in fs) or any(
-                mentions(s, entities) for i, s in enumerate(real) if explained_by.get(i) in fs)
             score += RELEVANCE_BONUS if about else -UNRELATED_PENALTY
         symptoms = [s for i, s in enumerate(real) if explained_by.get(i) in fs]
-        out.append(Ranked(cause=cause, score=round(min(score, 0.99), 3), findings=fs, symptoms=symptoms))
-    out.sort(key=lambda r: (-r.score, -max(table.rank(f.get("strength")) for f in r.findings)))
+        out.append(Ranked(cause=cause, score=round(min(score, 0.99), 3), findings=fs, symptoms=symptoms,
+                          elsewhere=asked and not about and _only_workloads(fs)))
+    out.sort(key=lambda r: (r.elsewhere, -r.score, -max(table.rank(f.get("strength")) for f in r.findings)))
     return out
+
+
+def _only_workloads(findings: list[dict[str, Any]]) -> bool:
+    culprits = [c for f in findings for c in f.get("culprits", [])]
+    return bool(culprits) and all(c.startswith(_WORKLOADS) for c in culprits)

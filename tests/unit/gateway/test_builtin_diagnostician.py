@@ -178,6 +178,29 @@ def test_without_an_output_tool_it_answers_in_text():
     assert isinstance(msg["content"], str) and "tool_calls" not in msg
 
 
+def test_another_jobs_fault_never_answers_for_the_asked_job_however_strong():
+    # a leftover job's timeout (direct, 0.9) against the asked job's straggling node (heuristic)
+    out = decide("Job 20 trains slower than it should. Why?", [
+        finding("timeout_without_checkpoint", 0.9, ["job:9"]),
+        finding("straggler_node", 0.55, ["node:gpu04", "job:20"], strength="heuristic"),
+    ])
+    assert out["root_cause"] == "straggler_node" and "job:9" not in out["culprits"]
+    # but a file system fault that names only another job's load still competes on its score
+    out = decide("Job 20 trains slower than it should. Why?", [
+        finding("metadata_wall", 0.9, ["mdt:scratch-MDT0000", "job:9"]),
+        finding("straggler_node", 0.55, ["node:gpu04", "job:20"], strength="heuristic"),
+    ])
+    assert out["root_cause"] == "metadata_wall"
+
+
+def test_a_workload_named_by_its_owner_counts_as_asked():
+    out = decide("The llm-ft-70b PyTorchJob in ml-research is Pending. Out of GPUs or a broken node?", [
+        finding("insufficient_gpu_capacity", 0.85, ["pod:ml-research/llm-ft-70b-worker-0"]),
+        finding("straggler_node", 0.75, ["node:gpu-node-07"], strength="heuristic"),
+    ])
+    assert out["root_cause"] == "insufficient_gpu_capacity"
+
+
 def test_pod_named_by_its_short_name_counts_as_asked():
     out = decide("Why does ml-train/whisper-ft-worker-0 keep restarting?", [
         finding("host_oom", 0.9, ["pod:ml-train/whisper-ft-worker-0"]),
