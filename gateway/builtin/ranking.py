@@ -40,9 +40,13 @@ class Ranked:
 
 
 def _names(culprit: str) -> set[str]:
-    """How a question may name a culprit: ``pod:ns/name`` as ``ns/name`` or ``name``."""
+    """How a question may name a culprit: ``pod:ns/name`` as ``ns/name`` or ``name``; ``job:123_4`` as
+    ``123_4`` or its array ``123``."""
     name = culprit.split(":", 1)[-1].lower()
-    return {name, name.rsplit("/", 1)[-1]}
+    names = {name, name.rsplit("/", 1)[-1]}
+    if culprit.startswith("job:") and "_" in name:  # an array task is named by its array's id too
+        names.add(name.split("_", 1)[0])
+    return names
 
 
 def mentions(finding: dict[str, Any], entities: set[str]) -> bool:

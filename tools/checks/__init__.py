@@ -23,6 +23,7 @@ from tools.checks.gpu_pcie_link import PcieLinkConfig, check_gpu_pcie_link
 from tools.checks.gpu_straggler import StragglerConfig, check_gpu_straggler
 from tools.checks.gpu_throttle import ThrottleConfig, check_gpu_thermal_throttle
 from tools.checks.gpu_xid import XidConfig, check_gpu_xid
+from tools.checks.host_straggler import HostStragglerConfig, check_host_straggler
 from tools.checks.host_oom import HostOomConfig, check_node_host_oom
 from tools.checks.input_pipeline import InputPipelineConfig, check_input_pipeline_bound
 from tools.checks.interconnect import InterconnectConfig, check_interconnect_link_down
@@ -48,6 +49,7 @@ from tools.checks.stuck_completing import StuckCompletingConfig, check_job_stuck
 from tools.checks.timeout import TimeoutConfig, check_job_timeout_without_checkpoint
 from tools.checks.unexplained import UnexplainedConfig, unexplained_signals
 from tools.checks.user_code import UserCodeConfig, check_job_user_code_error
+from tools.checks.xid_at_cancel import XidAtCancelConfig, check_xid_at_cancel
 from tools.errors import ConfigError
 from tools.facts import Facts
 from tools.models.findings import Finding
@@ -73,6 +75,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                                          "NCCL timeouts and remote errors in job logs", needs=("job_log_events",)),
     "gpu_straggler": CheckSpec(check_gpu_straggler, StragglerConfig, "one node's GPUs far below its job peers",
                                needs=("gpu_samples",)),
+    "host_straggler": CheckSpec(check_host_straggler, HostStragglerConfig,
+                                "one node of a job whose CPUs run far slower than its peers' (cpufreq governor, clock)",
+                                needs=("gpu_samples", "jobs")),
     "gpu_thermal_throttle": CheckSpec(check_gpu_thermal_throttle, ThrottleConfig,
                                       "clocks held down by thermal / power limits", needs=_GPU),
     "mdt_metadata_storm": CheckSpec(check_mdt_metadata_storm, MetadataConfig,
@@ -92,6 +97,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                                          needs=("job_log_events",)),
     "job_user_code_error": CheckSpec(check_job_user_code_error, UserCodeConfig, "job failed on its own exception",
                                      needs=("job_log_events", "kernel_events")),
+    "xid_at_cancel": CheckSpec(check_xid_at_cancel, XidAtCancelConfig,
+                               "Xid 43/45 logged as a job was cancelled: the kill's echo, not the GPU",
+                               needs=("kernel_events", "acct")),
     "node_software_fault": CheckSpec(check_node_software_fault, NodeSoftwareConfig,
                                      "node software failing: prolog/epilog/SPANK, kill task, Fabric Manager, container runtime",
                                      needs=("nodes", "node_reasons", "kernel_events")),

@@ -8,7 +8,7 @@ from tools.checks.base import CheckConfig
 from tools.checks.base import kernel_evidence
 from tools.facts import Facts
 from tools.knowledge.precedence import confidence
-from tools.models.logs import SlurmMessageEvent
+from tools.models.logs import SlurmMessageEvent, SlurmNodeEvent
 from tools.models.findings import Evidence, Finding
 
 __all__ = ["ControllerConfig", "check_controller_unreachable"]
@@ -42,6 +42,9 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
     dbd = _dbd_findings(facts, cfg)
     if not errors and not log_lines and not down and not killed:
         return dbd
+    answered, restarts = _answered_since(facts), _restarts(facts)
+    if log_lines and answered and restarts and not errors and not down and not killed:
+        return [_past_outage(log_lines, answered, restarts)] + dbd
     hosts_killed = sorted({e.node for e in killed if e.node and e.process == "slurmctld"})
     hosts = sorted({e.controller for e in down if e.controller} | set(hosts_killed))
     evidence = [Evidence(text=e.message[:300], file=e.path) for e in errors[:4]]
@@ -57,6 +60,40 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
         confidence=confidence("state" if (errors or hosts) else "symptom", corroborated=bool(errors and (hosts or log_lines))),
         suggested_actions=[],
     )] + dbd
+
+
+_ANSWERING = ("squeue", "sinfo", "sdiag", "scontrol")
+
+
+def _answered_since(facts: Facts) -> list[str]:
+    """The controller commands recorded at capture that answered with records (none of them printed a
+    communication error): slurmctld is reachable now, whatever the logs said earlier."""
+    return sorted({a.format.split("-")[0] for a in facts.artifacts
+                   if a.read and a.records and a.format.startswith(_ANSWERING)})
+
+
+def _restarts(facts: Facts) -> list[SlurmNodeEvent]:
+    """slurmctld's own log lines of a stop and start (``Terminate signal``, ``slurmctld version … started``,
+    ``Running as primary controller``, ``Recovered information about N jobs``)."""
+    return [e for e in facts.kernel_events_of("slurm_node")
+            if isinstance(e, SlurmNodeEvent) and e.what == "controller_restart"]
+
+
+def _past_outage(log_lines: list[SlurmMessageEvent], answered: list[str], restarts: list[SlurmNodeEvent]) -> Finding:
+    """healthy: clients could not reach slurmctld while it restarted (slurmctld logged the stop and the
+    start), and every controller command recorded at capture answered. The client errors are explained,
+    not a current fault. Without a logged restart the errors stay a (symptom-strength) fault: the
+    controller may be flapping between the lines and the capture."""
+    when = f"; slurmctld logged a restart ({restarts[-1].message[:120]})"
+    return Finding(
+        check="controller_unreachable", root_cause="healthy",
+        message=f"{len(log_lines)} log line(s) show clients failing to reach slurmctld earlier, but the controller "
+                f"answered every command recorded at capture ({', '.join(answered)}){when}: a past interruption, "
+                "not a current fault (retry what failed)",
+        culprits=[], strength="state", confidence=0.3,
+        evidence=[Evidence(text=e.message[:300], file=e.file, line=e.line) for e in log_lines[:3]]
+        + [kernel_evidence(e) for e in restarts[-2:]],
+    )
 
 
 _DBD_WORDS = ("problem talking to the database", "slurmdbd", ":6819", "persistent connection", "agent queue filling",

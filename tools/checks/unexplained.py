@@ -40,7 +40,7 @@ def _node_signal(ev: object) -> bool:
     if isinstance(ev, XidEvent):
         return xid_class(ev.xid) in ("unknown", "application", "recovery")
     if isinstance(ev, SlurmNodeEvent):
-        return ev.what not in ("job_cancelled",)
+        return ev.what not in ("job_cancelled", "controller_restart")
     if isinstance(ev, HostFaultEvent):  # corrected memory errors and the lines of a record are not signals
         return ev.fatal or ev.what in ("soft_lockup", "oops", "machine_check")
     if kind == "fs_client":
@@ -55,16 +55,22 @@ def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedC
     every such signal is explained."""
     cfg = cfg or UnexplainedConfig()
     named = {c.split(":", 1)[1] for f in findings for c in f.culprits if ":" in c}
+    # Application Xids a finding attributes to a program (or to a cancel) are explained where it quotes them.
+    app_files = {e.file for f in findings if f.root_cause in ("user_code_error", "healthy")
+                 for e in f.evidence if e.file}
     evidence: list[Evidence] = []
     nodes: dict[str, int] = {}
     for ev in facts.kernel_events:
+        if isinstance(ev, XidEvent) and xid_class(ev.xid) == "application" and ev.file in app_files:
+            continue
         if ev.node and ev.node not in named and _node_signal(ev):
             nodes[ev.node] = nodes.get(ev.node, 0) + 1
             if len(evidence) < cfg.max_evidence:
                 evidence.append(kernel_evidence(ev))
     jobs: dict[str, int] = {}
     for ev in facts.job_events_of("generic", "cuda_error", "fs_error"):
-        if ev.job and ev.job not in named and job_state(facts, ev.job) in _ENDED_BADLY:
+        if ev.job and ev.job not in named and ev.job.split("_", 1)[0] not in named \
+                and job_state(facts, ev.job) in _ENDED_BADLY:
             jobs[ev.job] = jobs.get(ev.job, 0) + 1
             if len(evidence) < cfg.max_evidence:
                 evidence.append(log_evidence(ev))

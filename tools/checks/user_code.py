@@ -70,15 +70,18 @@ def check_job_user_code_error(facts: Facts, cfg: UserCodeConfig) -> list[Finding
 def _gpu_program_faults(facts: Facts, seen: set[str]) -> list[Finding]:
     """user_code_error for a failed job whose GPU reported only application-class Xids (13 graphics
     exception, 31 MMU fault, 43 channel stopped: NVIDIA's RESTART_APP bucket) or a CUDA error of the
-    program's own kind (illegal memory access, device-side assert), with no hardware Xid on its nodes."""
-    out: list[Finding] = []
+    program's own kind (illegal memory access, device-side assert), with no hardware Xid on its nodes.
+    Tasks of one array that fail alike are one finding about the array (``job:123``)."""
     jobs = {e.job for e in facts.job_events_of("cuda_error") if e.job and isinstance(e, CudaErrorEvent)
             and e.category == "application"}
+    app_only: dict[str, list[XidEvent]] = {}  # nodes whose every Xid is the application's
     for node in {e.node for e in facts.kernel_events_of("xid") if e.node}:
         xids = [e for e in facts.kernel_events_on(node) if isinstance(e, XidEvent)]
         if xids and all(xid_class(e.xid) == "application" for e in xids):
+            app_only[node] = xids
             jobs |= {j.job_id for j in facts.jobs_on_node(node, states=("FAILED",))}
             jobs |= {r.job_id for r in facts.acct_on_node(node) if (r.state or "").startswith("FAILED")}
+    faulted: dict[str, tuple[list[CudaErrorEvent], list[XidEvent]]] = {}
     for job in sorted(j for j in jobs if j and j not in seen):
         if job_state(facts, job) not in ("FAILED", "CANCELLED", ""):
             continue
@@ -89,13 +92,39 @@ def _gpu_program_faults(facts: Facts, seen: set[str]) -> list[Finding]:
         errors = [e for e in facts.job_events(job) if isinstance(e, CudaErrorEvent) and e.category == "application"]
         if not errors and not xids:
             continue
-        what = ", ".join(sorted({f"Xid {e.xid}" for e in xids} | {e.error[:60] for e in errors}))
-        out.append(Finding(
-            check="job_user_code_error", root_cause="user_code_error",
-            message=f"job {job}: the program faulted its GPU ({what}); no hardware Xid on its nodes",
-            culprits=[f"job:{job}"],
-            evidence=[log_evidence(e) for e in errors[:2]] + [kernel_evidence(e) for e in xids[:2]],
-            strength="symptom", confidence=confidence("symptom", corroborated=bool(errors and xids)),
-            suggested_actions=[ActionSpec(type="notify_owner", job=job, reason=f"program error on the GPU: {what}")],
-        ))
+        if not nodes:  # where it ran is not recorded: the application Xids of the hour are its best witnesses
+            xids = [x for node_xids in app_only.values() for x in node_xids[:1]]
+        faulted[job] = (errors, xids)
+    return [_program_fault(subject, [faulted[j] for j in group], group)
+            for subject, group in _by_array(list(faulted)).items()]
+
+
+def _by_array(jobs: list[str]) -> dict[str, list[str]]:
+    """Jobs keyed by what to name: an array's id when two or more of its tasks are in ``jobs``."""
+    arrays: dict[str, list[str]] = {}
+    for j in jobs:
+        arrays.setdefault(j.split("_", 1)[0] if "_" in j else j, []).append(j)
+    out: dict[str, list[str]] = {}
+    for key, group in arrays.items():
+        if len(group) >= 2 and key not in group:
+            out[key] = group
+        else:
+            out.update({j: [j] for j in group})
     return out
+
+
+def _program_fault(subject: str, seen: list[tuple[list[CudaErrorEvent], list[XidEvent]]], group: list[str]) -> Finding:
+    errors = [e for errs, _ in seen for e in errs]
+    xids = list({(x.file, x.line): x for _, xs in seen for x in xs}.values())
+    what = ", ".join(sorted({f"Xid {e.xid}" for e in xids} | {e.error[:60] for e in errors}))
+    where = len({x.node for x in xids if x.node})
+    tasks = f" (tasks {', '.join(t.split('_', 1)[1] for t in group)})" if group != [subject] else ""
+    return Finding(
+        check="job_user_code_error", root_cause="user_code_error",
+        message=f"job {subject}{tasks}: the program faulted its GPU ({what}); no hardware Xid on its nodes"
+                + (f"; the same fault on {where} different nodes is the program's, not one GPU's" if where >= 2 else ""),
+        culprits=[f"job:{subject}"],
+        evidence=[log_evidence(e) for e in errors[:2]] + [kernel_evidence(e) for e in xids[:4]],
+        strength="symptom", confidence=confidence("symptom", corroborated=bool(errors and xids) or len(group) >= 2),
+        suggested_actions=[ActionSpec(type="notify_owner", job=subject, reason=f"program error on the GPU: {what}")],
+    )

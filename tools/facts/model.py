@@ -121,6 +121,14 @@ class Facts(BaseModel):
         """Jobs of ``user`` in the queue view (squeue/scontrol)."""
         return self.cached("jobs_user", lambda: self._group(self.jobs, lambda j: [j.user] if j.user else [])).get(user, [])
 
+    def array_tasks(self, array_id: str) -> list[str]:
+        """The task ids (``123_4``) of array job ``123`` seen in the queue or accounting, in order; [] when
+        ``array_id`` is not an array's id. A pending range (``123_[5-9]``) counts as one entry."""
+        def build() -> dict[str, list[str]]:
+            ids = dict.fromkeys([j.job_id for j in self.jobs] + [r.job_id for r in self.acct if not r.is_step])
+            return self._group((i for i in ids if "_" in i), lambda i: [i.split("_", 1)[0]])
+        return self.cached("array_tasks", build).get(array_id, [])
+
     def acct_job(self, job_id: str) -> SacctRecord | None:
         """The accounting row of the job itself (not a step)."""
         return self.cached("acct", lambda: {r.job_id: r for r in self.acct if not r.is_step}).get(job_id)

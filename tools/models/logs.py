@@ -190,11 +190,12 @@ class HungTaskEvent(KernelEventBase):
 
 class SlurmNodeEvent(KernelEventBase):
     """slurmd / slurmstepd / SPANK plugin lines on a node: prolog or epilog failures, kill-task
-    failures, plugin errors, jobs cancelled by the node's daemon."""
+    failures, plugin errors, jobs cancelled by the node's daemon; slurmctld stopping and starting
+    (``controller_restart``)."""
 
     kind: Literal["slurm_node"] = "slurm_node"
     what: Literal["prolog_failed", "epilog_failed", "spank_error", "kill_task_failed", "node_fail",
-                  "job_cancelled", "gres_error", "error"] = "error"
+                  "job_cancelled", "gres_error", "controller_restart", "error"] = "error"
     job: str | None = None
 
 

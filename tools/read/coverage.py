@@ -9,6 +9,8 @@ recorded about gpu005" instead of guessing.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from pydantic import BaseModel, Field
 
 from tools.facts import Facts
@@ -93,6 +95,12 @@ def _subject(facts: Facts, raw: str) -> SubjectStatus:
         return SubjectStatus(subject=raw, known=True, kind="job", state=f"{state} ({reason})" if reason else state,
                              nodes=job_nodes(facts, name)[:8], unread_nodes=unread_nodes(facts, name),
                              silent_min=silent_minutes(facts, name))
+    tasks = facts.array_tasks(name)
+    if tasks:  # an array job: its tasks are the records
+        states = Counter(job_state(facts, t) or "UNKNOWN" for t in tasks)
+        return SubjectStatus(subject=raw, known=True, kind="job",
+                             state=f"array of {len(tasks)} task(s): "
+                                   + ", ".join(f"{n} {s}" for s, n in states.most_common()))
     node = facts.node(name)
     if node is not None:
         return SubjectStatus(subject=raw, known=True, kind="node", state="+".join([node.state or "UNKNOWN", *node.flags])

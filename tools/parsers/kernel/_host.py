@@ -34,6 +34,10 @@ _SLURM_RULES = [
     (re.compile(r"\*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED", re.IGNORECASE), "job_cancelled"),
     (re.compile(r"gres|gpu count|Invalid GRES", re.IGNORECASE), "gres_error"),
 ]
+_CTLD_LIFECYCLE = re.compile(
+    r"Terminate signal \(SIGINT or SIGTERM\) received|slurmctld version \S+ started|Running as primary controller|"
+    r"Recovered information about \d+ jobs|Recovered state of \d+ nodes", re.IGNORECASE)
+"""slurmctld's own info lines around a stop and start (its log, or journalctl -u slurmctld)."""
 _SLURM_JOBID = re.compile(r"(?:JOB|JobId=|job[ _])(?P<job>\d{1,12})", re.IGNORECASE)
 
 _HOST_FAULT_RULES: list[tuple[re.Pattern[str], str, bool]] = [
@@ -77,9 +81,12 @@ _ERROR_WORDS = re.compile(
 _BENIGN = re.compile(
     r"\b(?:corrected|correctable|no errors?|0 errors|errors?: 0|recovered|succeeded|successful(?:ly)?|"
     r"error[_ ]?count[=: ]0|ignoring|ignored)\b|^ACPI (?:BIOS )?(?:Error|Warning)|\bACPI Error\b|"
-    r"AE_NOT_FOUND|errors=remount-ro|firmware bug|module verification failed|tainting kernel|\[Firmware Bug\]|ERST: Error Record|Spectre|retbleed|mitigation",
+    r"AE_NOT_FOUND|errors=remount-ro|firmware bug|module verification failed|tainting kernel|\[Firmware Bug\]|ERST: Error Record|Spectre|retbleed|mitigation|"
+    r"FWTracer: Events were lost|nv_get_p2p_free_callback.*invalid context",
     re.IGNORECASE)
-"""Error words that describe something fixed or firmware noise every node prints (ACPI table bugs)."""
+"""Error words that describe something fixed or firmware noise every node prints (ACPI table bugs, mlx5's
+firmware tracer overrunning its buffer, nvidia-peermem's callback after a GPUDirect process freed its
+memory on exit)."""
 
 
 def classify_oom(msg: str) -> Classified | None:
@@ -117,10 +124,13 @@ def classify_hung(msg: str) -> Classified | None:
 
 
 def classify_slurm_node(source: str, msg: str, level: str | None) -> Classified | None:
-    """An error line of slurmd, slurmstepd or a SPANK plugin on a node; else None."""
+    """An error line of slurmd, slurmstepd or a SPANK plugin on a node, or slurmctld logging its own stop or
+    start (``controller_restart``, info level); else None."""
     spank = bool(re.match(r"spank[-_]", msg)) or "spank" in source
     if not (source.startswith(SLURM_SOURCES) or spank):
         return None
+    if source.startswith("slurmctld") and _CTLD_LIFECYCLE.search(msg):
+        return "slurm_node", {"what": "controller_restart", "job": None}
     if not (spank or "error" in msg.lower() or "***" in msg or level in ("err", "crit", "alert", "emerg")):
         return None
     what = next((name for rx, name in _SLURM_RULES if rx.search(msg)), "error")

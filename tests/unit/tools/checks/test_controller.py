@@ -96,3 +96,25 @@ def test_slurmctld_killed_by_the_oom_killer_is_the_controller_not_a_host_oom(mak
     (f,) = check_controller_unreachable(facts, ControllerConfig())
     assert f.culprits == ["node:slurm-head01"] and "OOM killer ended slurmctld" in f.message
     assert check_node_host_oom(facts, HostOomConfig()) == []
+
+
+# slurmctld's journal around a planned restart (journalctl -u slurmctld): the stop and the start.
+RESTART = """Mar 04 09:00:02 ctl slurmctld[900]: Terminate signal (SIGINT or SIGTERM) received
+Mar 04 09:00:06 ctl slurmctld[951]: slurmctld version 23.11.10 started on cluster main
+Mar 04 09:00:40 ctl slurmctld[951]: Recovered information about 12 jobs
+"""
+
+
+def test_client_errors_during_a_logged_restart_are_a_past_interruption(make_facts):
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE_OK), (LOG, "job-log", SRUN_ERR),
+                       ("kernel/ctl.log", "kernel-log", RESTART), **{LOG: {"job": "1186044"}, "kernel/ctl.log": {"node": "ctl"}})
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert f.root_cause == "healthy" and "answered every command recorded at capture (squeue)" in f.message
+    assert "restart" in f.message
+
+
+def test_a_restart_does_not_excuse_commands_failing_at_capture(make_facts):
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE_ERR), (LOG, "job-log", SRUN_ERR),
+                       ("kernel/ctl.log", "kernel-log", RESTART), **{LOG: {"job": "1186044"}, "kernel/ctl.log": {"node": "ctl"}})
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert f.root_cause == "controller_unreachable"

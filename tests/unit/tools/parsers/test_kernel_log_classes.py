@@ -85,3 +85,22 @@ def test_host_faults_from_panics_hardware_error_records_edac_and_lockups():
         ev = _one(line)
         assert (ev.kind, ev.what, ev.fatal) == ("host_fault", what, fatal), line
     assert _one("<0>[660903.118215] {1}[Hardware Error]:  fru_text: CPU1_DIMM_A1").fru == "CPU1_DIMM_A1"
+
+
+def test_slurmctld_stop_and_start_are_info_level_restart_events():
+    for line in ("Apr 01 22:10:00 head1 slurmctld[77]: Terminate signal (SIGINT or SIGTERM) received",
+                 "2026-04-01T22:10:04.551833+00:00 head1 slurmctld[80]: slurmctld version 22.05.11 started on cluster c",
+                 "Apr 01 22:10:30 head1 slurmctld[80]: Running as primary controller"):
+        ev = _one(line)
+        assert isinstance(ev, SlurmNodeEvent) and (ev.what, ev.severity) == ("controller_restart", "info")
+    # slurmd saying the same words is no controller restart, and an error of slurmctld stays an error
+    assert parse_kernel_log("Apr 01 22:10:00 n3 slurmd[5]: Terminate signal (SIGINT or SIGTERM) received\n", path="k") == []
+    assert _one("Apr 01 22:11:00 head1 slurmctld[80]: error: Node n3 has low real_memory size").what != "controller_restart"
+
+
+def test_firmware_tracer_and_peermem_exit_noise_are_not_errors():
+    assert parse_kernel_log(
+        "[Tue Nov 18 17:01:24 2026] mlx5_core 0000:1a:00.0: mlx5_fw_tracer_handle_traces:740:(pid 1283): "
+        "FWTracer: Events were lost\n"
+        "Nov 18 17:02:00 n4 kernel: nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, "
+        "skipping further processing\n", path="k", node="n4") == []

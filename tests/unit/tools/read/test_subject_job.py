@@ -37,3 +37,13 @@ def test_no_up_series_means_no_gap_and_a_log_without_times_gives_none():
     facts = _facts(("slurm/squeue.txt", "squeue-text", SQUEUE, {}),
                    ("logs/77310/out.log", "job-log", "step 4181 loss 2.110\n", {"job": "77310"}))
     assert unread_nodes(facts, "77310") == [] and silent_minutes(facts, "77310") is None
+
+
+def test_an_array_named_by_its_id_is_known_through_its_tasks():
+    from tools.read.coverage import _subject
+    sacct = "JobID|State|ExitCode\n4410_0|RUNNING|0:0\n4410_1|FAILED|1:0\n4410_2|FAILED|1:0\n4410_2.batch|FAILED|1:0\n"
+    facts = _facts(("slurm/sacct.txt", "sacct-text", sacct, {}))
+    s = _subject(facts, "job:4410")
+    assert s.known and s.kind == "job" and s.state == "array of 3 task(s): 2 FAILED, 1 RUNNING"
+    assert facts.array_tasks("4410") == ["4410_0", "4410_1", "4410_2"] and facts.array_tasks("441") == []
+    assert not _subject(facts, "job:4411").known
