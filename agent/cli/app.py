@@ -16,6 +16,7 @@ from agent.cli.lazy import LazyCommand, LazyGroup
 __all__ = ["app", "main", "COMMANDS", "version"]
 
 _FIND, _ACT, _SETUP = "Diagnose", "Act (policy, approval, audit)", "Set up and check"
+_FRONT = "Front ends (Slack, alerts, sweeps)"
 
 COMMANDS: tuple[LazyCommand, ...] = (
     LazyCommand("diagnose", "agent.cli.diagnose:diagnose_cmd",
@@ -30,6 +31,8 @@ COMMANDS: tuple[LazyCommand, ...] = (
     LazyCommand("deny", "agent.cli.deny:deny_cmd", "Deny one pending action, with a reason.", _ACT),
     LazyCommand("policy", "agent.cli.policy:policy_app", "Explain what the Cedar policy decides for a plan.", _ACT),
     LazyCommand("audit", "agent.cli.audit:audit_app", "Verify the tamper-evident audit log.", _ACT),
+    LazyCommand("slack", "agent.cli.slack:slack_cmd",
+                "Run the Slack app: questions answered in threads, plans approved by button.", _FRONT),
     LazyCommand("doctor", "agent.cli.doctor:doctor_cmd",
                 "Check config, PATH, Slurm, Prometheus, gateway, stores and policies.", _SETUP),
     LazyCommand("config", "agent.cli.config:config_app", "Show the effective config and where each value came from.",

@@ -6,12 +6,21 @@ errors as ``{"ok": false, "error": "..."}``)::
 
     POST /api/auth.test            {"ok": true, "user_id": ..., "team_id": ...}
     POST /api/conversations.open   users=U…  -> {"ok": true, "channel": {"id": "D…"}}
-    POST /api/chat.postMessage     channel, text -> {"ok": true, "channel": "D…", "ts": "…", "message": {...}}
+    POST /api/chat.postMessage     channel, text, blocks, thread_ts -> {"ok": true, "channel": …, "ts": "…", ...}
+    POST /api/chat.update          channel, ts, text, blocks -> {"ok": true, "channel": …, "ts": …}
+    POST /api/views.open           trigger_id, view -> {"ok": true, "view": {"id": "V…", ...}}
 
 A request without a ``Bearer`` token gets ``not_authed``; an unknown user ``user_not_found``; an
-unknown channel ``channel_not_found``. Point slack_sdk at it with ``WARDEN_SLACK_API_URL`` (or
+unknown channel ``channel_not_found``; chat.update of a message that was never posted
+``message_not_found``; views.open with a trigger id Slack did not issue (one per press sent)
+``invalid_trigger_id``. Point slack_sdk at it with ``WARDEN_SLACK_API_URL`` (or
 ``WebClient(base_url=emulator.api_url)``). Reusable by any front end (Slack app tests included):
-``messages`` holds every chat.postMessage with its channel, user and text.
+``messages`` holds every chat.postMessage with its channel, user, text, blocks and thread_ts;
+``updates`` every chat.update; ``views`` every views.open.
+
+The other direction — Slack calling the app — is in tests/emulators/slack_requests.py: slash
+commands, app_mention events and block_actions / view_submission payloads, signed as Slack signs
+them (``X-Slack-Signature: v0=HMAC-SHA256(secret, "v0:{timestamp}:{body}")``).
 """
 
 from __future__ import annotations
@@ -26,6 +35,16 @@ from urllib.parse import parse_qs
 __all__ = ["SlackEmulator"]
 
 
+def _json_arg(value: Any) -> Any:
+    """Form-encoded calls carry blocks/views as JSON strings; JSON calls as objects."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
 class SlackEmulator:
     """The emulated workspace: known users, opened DMs, and every message posted.
 
@@ -34,9 +53,18 @@ class SlackEmulator:
         token: the bot token expected in ``Authorization: Bearer``; None accepts any token.
     """
 
-    def __init__(self, users: set[str] | None = None, *, token: str | None = None) -> None:
+    def __init__(self, users: set[str] | None = None, *, token: str | None = None,
+                 channels: set[str] | None = None) -> None:
         self.users = set(users or {"U012AB3CD"})
         self.token = token
+        self.channels = set(channels or {"C0WARDEN"})
+        """Public channel ids that exist (chat.postMessage to one is accepted)."""
+        self.updates: list[dict[str, Any]] = []
+        """Each accepted chat.update: ``{"channel", "ts", "text", "blocks"}``."""
+        self.views: list[dict[str, Any]] = []
+        """Each accepted views.open: ``{"trigger_id", "view"}``."""
+        self.trigger_ids: set[str] = set()
+        """Trigger ids handed out with the interactions sent (each valid once)."""
         self.dms: dict[str, str] = {}
         """DM channel id -> user id."""
         self.messages: list[dict[str, Any]] = []
@@ -80,6 +108,8 @@ class SlackEmulator:
             if method == "chat.postMessage":
                 channel = str(args.get("channel") or "")
                 user = self.dms.get(channel) or (channel if channel in self.users else None)
+                if user is None and channel in self.channels:
+                    user = ""
                 if user is None:
                     return {"ok": False, "error": "channel_not_found"}
                 if not args.get("text") and not args.get("blocks"):
@@ -87,12 +117,50 @@ class SlackEmulator:
                 self._seq += 1
                 ts = f"{int(time.time())}.{self._seq:06d}"
                 msg = {"channel": channel, "user": user, "text": args.get("text"), "ts": ts,
-                       "blocks": args.get("blocks")}
+                       "blocks": _json_arg(args.get("blocks")), "thread_ts": args.get("thread_ts"),
+                       "at": time.monotonic()}
                 self.messages.append(msg)
                 return {"ok": True, "channel": channel, "ts": ts,
                         "message": {"type": "message", "text": args.get("text"), "user": "U0WARDEN", "ts": ts,
                                     "bot_id": "B0WARDEN"}}
+            if method == "chat.update":
+                return self._update(args)
+            if method == "views.open":
+                trigger = str(args.get("trigger_id") or "")
+                if trigger not in self.trigger_ids:
+                    return {"ok": False, "error": "invalid_trigger_id"}
+                self.trigger_ids.discard(trigger)
+                view = _json_arg(args.get("view")) or {}
+                self.views.append({"trigger_id": trigger, "view": view})
+                return {"ok": True, "view": {"id": f"V{len(self.views):08d}", **view}}
         return {"ok": False, "error": "unknown_method"}
+
+    def _update(self, args: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(args.get("channel") or ""), str(args.get("ts") or "")
+        msg = next((m for m in self.messages if m["channel"] == channel and m["ts"] == ts), None)
+        if msg is None:
+            return {"ok": False, "error": "message_not_found"}
+        msg["text"], msg["blocks"] = args.get("text", msg["text"]), _json_arg(args.get("blocks")) or msg["blocks"]
+        self.updates.append({"channel": channel, "ts": ts, "text": args.get("text"), "blocks": msg["blocks"]})
+        return {"ok": True, "channel": channel, "ts": ts, "text": msg["text"]}
+
+    def thread(self, channel: str, ts: str) -> list[dict[str, Any]]:
+        """The replies posted in the thread under message ``ts`` of ``channel``, oldest first."""
+        return [m for m in list(self.messages) if m["channel"] == channel and m.get("thread_ts") == ts]
+
+    def wait_for(self, pred: Any, timeout_s: float = 30.0) -> dict[str, Any]:
+        """The first posted message for which ``pred(message)`` holds, waiting up to ``timeout_s``.
+
+        Raises:
+            AssertionError: none did in time (naming the messages seen).
+        """
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for m in list(self.messages):
+                if pred(m):
+                    return m
+            time.sleep(0.05)
+        raise AssertionError(f"no matching Slack message within {timeout_s} s; saw {[m['text'] for m in self.messages]}")
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         emu = self
