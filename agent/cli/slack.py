@@ -22,23 +22,14 @@ def slack_asgi(target: object, *, http: bool = True, workers: int = 2, mode: str
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
 
-    from agent.runbooks.pool import BoundedPool
-    from agent.slackapp.app import build_app
-    from agent.slackapp.client import SlackCredentials, web_client
-    from agent.slackapp.http import slack_route
-    from agent.slackapp.poster import SlackPoster
-    from agent.slackapp.responder import Responder
+    from agent.slackapp.http import build_slack, slack_route
 
-    creds = SlackCredentials.from_env(http=http)
-    responder = Responder(target, SlackPoster(web_client(creds)), pool=BoundedPool(workers, 16, name="warden-slack"),
-                          mode=mode, model=model)  # type: ignore[arg-type]
-    app = build_app(creds, responder, socket_mode=not http)
+    app, _ = build_slack(target, http=http, workers=workers, mode=mode, model=model)
 
     async def healthz(_request: object) -> PlainTextResponse:
         return PlainTextResponse("ok\n")
 
-    asgi = Starlette(routes=[slack_route(app), Route("/healthz", healthz)])
-    return app, asgi
+    return app, Starlette(routes=[slack_route(app), Route("/healthz", healthz)])
 
 
 def slack_cmd(

@@ -31,3 +31,24 @@ def slack_route(app: App, path: str = EVENTS_PATH) -> Route:
         return Response(resp.body, status_code=resp.status, headers=headers)
 
     return Route(path, endpoint, methods=["POST"])
+
+
+def build_slack(target: object, *, http: bool = True, workers: int = 2, mode: str = "recommend",
+                model: str | None = None) -> tuple[App, object]:
+    """The bolt App over ``target`` and its SlackPoster, from the environment's credentials.
+
+    Raises:
+        ConfigError: a variable the mode needs is missing; BoltError: the token is refused.
+    """
+    from agent.runbooks.pool import BoundedPool
+    from agent.slackapp.app import build_app
+    from agent.slackapp.client import SlackCredentials, web_client
+    from agent.slackapp.poster import SlackPoster
+    from agent.slackapp.responder import Responder
+    from gateway.config import BUILTIN_MODEL
+
+    creds = SlackCredentials.from_env(http=http)
+    poster = SlackPoster(web_client(creds))
+    responder = Responder(target, poster, pool=BoundedPool(workers, 16, name="warden-slack"),  # type: ignore[arg-type]
+                          mode=mode, model=model or BUILTIN_MODEL)  # type: ignore[arg-type]
+    return build_app(creds, responder, socket_mode=not http), poster
