@@ -35,6 +35,8 @@ COMMANDS: tuple[LazyCommand, ...] = (
                 "Run the Slack app: questions answered in threads, plans approved by button.", _FRONT),
     LazyCommand("serve", "agent.cli.serve:serve_cmd",
                 "Receive Alertmanager and generic webhooks; investigate with the matching runbook.", _FRONT),
+    LazyCommand("watch", "agent.cli.watch:watch_cmd",
+                "Sweep on a schedule with the deterministic engine; post only new findings.", _FRONT),
     LazyCommand("doctor", "agent.cli.doctor:doctor_cmd",
                 "Check config, PATH, Slurm, Prometheus, gateway, stores and policies.", _SETUP),
     LazyCommand("config", "agent.cli.config:config_app", "Show the effective config and where each value came from.",

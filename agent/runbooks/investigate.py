@@ -29,7 +29,7 @@ from gateway.config import BUILTIN_MODEL
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Diagnosis
 
-__all__ = ["Investigation", "capped", "investigate", "execute_approval"]
+__all__ = ["Investigation", "capped", "diagnose_target", "decide", "investigate", "execute_approval"]
 
 _ORDER = {"observe": 0, "recommend": 1, "execute": 2}
 
@@ -72,26 +72,35 @@ def _setup(target: Target, settings: WardenSettings, *, requester: str, mode: Mo
     return s
 
 
-def investigate(target: Target, question: str, *, settings: WardenSettings, requester: str, mode: Mode,
-                read: list[str] | None = None, model: str = BUILTIN_MODEL) -> Investigation:
-    """Diagnose ``target`` and decide each proposed plan in ``mode`` (see the module docstring).
+def diagnose_target(target: Target, question: str, *, settings: WardenSettings, read: list[str] | None = None,
+                    model: str = BUILTIN_MODEL) -> tuple[Diagnosis, Facts, Any]:
+    """Diagnose ``target`` (nothing decided yet): the Diagnosis, the facts read and the live config used.
 
     Raises:
-        WardenError: the evidence cannot be read, the policy or config is invalid, the audit log
-            cannot record.
+        WardenError: the evidence cannot be read, or the audit log cannot record.
     """
     from agent.diagnose import diagnose
 
     ctx, live_cfg = target.context(read)
     d = diagnose(ctx, question, model=model, store=RunStore(None), target=target.name, limits=settings.limits)
+    return d, ctx.facts, live_cfg
+
+
+def decide(target: Target, d: Diagnosis, facts: Facts, live_cfg: Any, *, settings: WardenSettings, requester: str,
+           mode: Mode) -> Investigation:
+    """Send each of ``d``'s proposed plans through the execution path in ``mode`` (module docstring).
+
+    Raises:
+        WardenError: the policy or config is invalid, the audit log cannot record.
+    """
     specs: list[ActionSpec] = [a.spec for a in d.proposed_actions]
     if live_cfg is not None:
         from agent.live.act import live_specs
         from agent.live.session import make_runner
 
-        specs = live_specs(d, ctx.facts, live_cfg, make_runner(live_cfg.plan_input()))
+        specs = live_specs(d, facts, live_cfg, make_runner(live_cfg.plan_input()))
     execute = mode == "execute" and target.is_live
-    setup = _setup(target, settings, requester=requester, mode=mode, facts=ctx.facts, live_cfg=live_cfg,
+    setup = _setup(target, settings, requester=requester, mode=mode, facts=facts, live_cfg=live_cfg,
                    diagnosis=d, execute=execute)
     outcomes = []
     for spec in execution_order(specs):
@@ -106,6 +115,18 @@ def investigate(target: Target, question: str, *, settings: WardenSettings, requ
                                                 f"{req.expires_at:%Y-%m-%d %H:%M}Z)"})
         outcomes.append(o)
     return Investigation(diagnosis=d, outcomes=outcomes, mode=mode, requester=requester, target=target.name)
+
+
+def investigate(target: Target, question: str, *, settings: WardenSettings, requester: str, mode: Mode,
+                read: list[str] | None = None, model: str = BUILTIN_MODEL) -> Investigation:
+    """Diagnose ``target`` and decide each proposed plan in ``mode`` (see the module docstring).
+
+    Raises:
+        WardenError: the evidence cannot be read, the policy or config is invalid, the audit log
+            cannot record.
+    """
+    d, facts, live_cfg = diagnose_target(target, question, settings=settings, read=read, model=model)
+    return decide(target, d, facts, live_cfg, settings=settings, requester=requester, mode=mode)
 
 
 def execute_approval(target: Target, settings: WardenSettings, approval_id: str) -> ActionOutcome:
