@@ -106,6 +106,9 @@ def test_presses_are_authorised_by_slack_user_id(slack):
     req.press(ans, "warden_approve", user_id=BOB, block_id=ids["drain"])
     done = _reply(emu, thread, "Approved by <@U0BOB>")
     assert "dry run" in done
+    deadline = time.monotonic() + 10  # the buttons are replaced right after the reply
+    while not emu.updates and time.monotonic() < deadline:
+        time.sleep(0.05)
     upd = emu.updates[-1]
     assert upd["ts"] == ans["ts"] and any(b.get("block_id", "").startswith("decided:") for b in upd["blocks"])
     # the same button again: the approval is single-use
