@@ -2,7 +2,7 @@
 
 ``up`` installs missing Debian packages (as root), renders the configs, and starts, in order:
 munged → MariaDB → slurmdbd (+ ``sacctmgr add cluster``) → slurmctld → one slurmd per node →
-the DCGM exporters → Prometheus; then waits, bounded, until ``sinfo`` shows every node
+the DCGM exporters → Alertmanager → Prometheus (with the alert rules); then waits, bounded, until ``sinfo`` shows every node
 responding (idle on a fresh cluster) and Prometheus is ready. Every step is idempotent, so
 ``up`` twice, or after a crash, is safe. ``down`` stops only what the pid files name.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 from pydantic import BaseModel
 
-from sandbox import dcgmi, emulated, faults, gpu_state
+from sandbox import alerting, dcgmi, emulated, faults, gpu_state
 from sandbox.errors import SandboxError
 from sandbox.layout import Layout, SandboxConfig
 from sandbox.packages import ensure_packages
@@ -74,7 +74,7 @@ def _responding(state: str) -> bool:
 def _components(lay: Layout, cfg: SandboxConfig) -> list[tuple[str, str]]:
     names = [("munged", "munged"), ("mariadb", "mariadbd"), ("slurmdbd", "slurmdbd"), ("slurmctld", "slurmctld")]
     names += [(f"slurmd-{n}", "slurmd") for n in cfg.nodes]
-    names += [("dcgm-exporter", "exporter.py"), ("prometheus", "prometheus")]
+    names += [("dcgm-exporter", "exporter.py"), ("prometheus", "prometheus"), ("alertmanager", "alertmanager")]
     return names
 
 
@@ -97,8 +97,10 @@ def _restart_changed(lay: Layout, cfg: SandboxConfig, changed: set[str]) -> None
         stop(lay.pid_file("slurmctld"), "slurmctld")
     if "slurmdbd.conf" in changed:
         stop(lay.pid_file("slurmdbd"), "slurmdbd")
-    if "prometheus.yml" in changed:
+    if changed & {"prometheus.yml", "alert_rules.yml"}:
         stop(lay.pid_file("prometheus"), "prometheus")
+    if "alertmanager.yml" in changed:
+        stop(lay.pid_file("alertmanager"), "alertmanager")
 
 
 def up(state_dir: Path | str | None = None, *, config: SandboxConfig | None = None, install: bool = True,
@@ -127,7 +129,7 @@ def up(state_dir: Path | str | None = None, *, config: SandboxConfig | None = No
     cfg = config or lay.load_config()
     lay.save_config(cfg)
     prepare_state(lay, cfg)
-    changed = render_all(lay, cfg)
+    changed = render_all(lay, cfg) | alerting.render_alerting(lay, cfg)
     _restart_changed(lay, cfg, changed)
     gpu_state.write_default(lay.gpu_state, cfg.nodes, cfg.gpus_per_node)
     for node in cfg.nodes:
@@ -146,6 +148,7 @@ def up(state_dir: Path | str | None = None, *, config: SandboxConfig | None = No
     for node in cfg.nodes:
         services.start_slurmd(lay, cfg, node)
     services.start_exporter(lay, cfg)
+    alerting.start_alertmanager(lay, cfg)
     services.start_prometheus(lay, cfg)
 
     def nodes_ready() -> bool:

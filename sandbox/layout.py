@@ -4,7 +4,9 @@ Everything the sandbox creates lives under one private folder, by default
 ``$WARDEN_HOME/sandbox`` or else ``~/.local/state/warden/sandbox``::
 
     <state>/sandbox.json       SandboxConfig (ports etc.), written by the first `up`
-    <state>/etc/               slurm.conf, gres.conf, slurmdbd.conf (mode 600), prometheus.yml
+    <state>/etc/               slurm.conf, gres.conf, slurmdbd.conf (mode 600), prometheus.yml,
+                               alert_rules.yml, alertmanager.yml
+    <state>/alertmanager/      Alertmanager's silences and notification log
     <state>/run/               pid files of every daemon the sandbox started
     <state>/log/               daemon logs
     <state>/munge/             private munge key, socket and seed
@@ -60,9 +62,17 @@ class SandboxConfig(BaseModel):
     prometheus_port: int = 9090
     exporter_base_port: int = 9401
     """The DCGM exporter of gpu01 listens on this port, gpu02 on the next, …"""
+    alertmanager_port: int = 9093
+    warden_webhook_url: str = "http://127.0.0.1:9095/alertmanager"
+    """Where the sandbox's Alertmanager sends every alert (`warden serve --port 9095`)."""
     scrape_interval_s: int = 5
     slurmd_timeout_s: int = 10
     lustre_fs: str = "scratch"
+
+    @property
+    def alertmanager_url(self) -> str:
+        """Base URL of the sandbox's Alertmanager (``http://127.0.0.1:9093``)."""
+        return f"http://127.0.0.1:{self.alertmanager_port}"
 
     def slurmd_port(self, node: str) -> int:
         """slurmd port of ``node``."""

@@ -19,6 +19,7 @@ REQUIRED: dict[str, str] = {
     "slurmdbd": "/usr/sbin/slurmdbd",
     "mariadb-server": "/usr/sbin/mariadbd",
     "prometheus": "/usr/bin/prometheus",
+    "prometheus-alertmanager": "/usr/bin/prometheus-alertmanager",
     "openssh-server": "/usr/sbin/sshd",
 }
 """Debian package → a file it installs (its presence means the package is there)."""

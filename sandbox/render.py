@@ -124,7 +124,8 @@ def render_all(lay: Layout, cfg: SandboxConfig) -> set[str]:
     )
     if _write(
         lay.etc / "prometheus.yml",
-        _render("prometheus.yaml", scrape_interval_s=cfg.scrape_interval_s, cluster_name=cfg.cluster_name, targets=targets),
+        _render("prometheus.yaml", scrape_interval_s=cfg.scrape_interval_s, cluster_name=cfg.cluster_name, targets=targets,
+                rule_file=lay.etc / "alert_rules.yml", alertmanager_port=cfg.alertmanager_port),
     ):
         changed.add("prometheus.yml")
     return changed

@@ -15,10 +15,11 @@ __all__ = ["serving"]
 
 
 @contextmanager
-def serving(asgi: Any) -> Iterator[str]:
-    """Serve ``asgi`` until the block ends; yields its base URL (``http://127.0.0.1:PORT``)."""
+def serving(asgi: Any, port: int = 0) -> Iterator[str]:
+    """Serve ``asgi`` until the block ends (on ``port``, default a free one); yields its base URL."""
     sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
     server = uvicorn.Server(uvicorn.Config(asgi, log_level="warning", access_log=False, lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -1,0 +1,107 @@
+"""Issue 11's sandbox test: an injected Xid 79 fault fires the sandbox's real Prometheus rule, its
+real Alertmanager posts to `warden serve`, the gpu-xid runbook diagnoses the live sandbox, and the
+answer with Approve buttons reaches the local Slack Web API emulator (Slack cannot be reached from
+here). Signed button presses then: the requester on her irreversible plan, an unknown Slack user
+and a second press are refused in the thread; an on-call approver's press drains the node through
+policy and audit, and sinfo shows it drained."""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agent.audit import AuditLog
+from agent.live.session import write_sandbox_config
+from agent.runbooks.target import Target
+from agent.serve.server import build_server
+from sandbox import cluster, faults
+from sandbox.layout import Layout
+from tests.emulators.slack import SlackEmulator
+from tests.emulators.slack_requests import SlackRequests
+from tests.emulators.uvicorn_thread import serving
+from tests.integration.live_helpers import cancel_jobs, wait_healthy
+from tools.sources.local import LocalSource
+
+SECRET = "0f3c6e1b9a2d4c5e8f7a6b5c4d3e2f1a"
+ALICE, BOB, EVE = "U0ALICE", "U0BOB", "U0EVE"
+
+
+def _home(tmp: Path, state_dir: Path) -> Path:
+    home = tmp / "home"
+    (home / "runbooks").mkdir(parents=True)
+    (home / "config.yaml").write_text(yaml.safe_dump({
+        "approvers": {"alice": ["oncall"], "bob": ["oncall"]}, "slack_approvers": {ALICE: "alice", BOB: "bob"}}))
+    (home / "runbooks" / "gpu-xid.yaml").write_text(yaml.safe_dump({
+        "name": "gpu-xid", "match": {"alertname": "WardenGpuXid"}, "autonomy": "recommend", "requester": "alice",
+        "question": "DCGM reports Xid $label_xid on $nodes. Which job is hurt, why, and what should be done?",
+        "post": [{"slack": "C0ONCALL"}, {"file": "alerts.jsonl"}], "cooldown_s": 600}))
+    write_sandbox_config(state_dir, home / "warden.toml")
+    return home
+
+
+def _block(msg: dict, word: str) -> str:
+    last = ""
+    for b in msg["blocks"]:
+        if b["type"] == "section":
+            last = b["text"]["text"]
+        if b["type"] == "actions" and word in last:
+            return b["block_id"]
+    raise AssertionError(f"no buttons under a plan mentioning {word!r}")
+
+
+def test_fault_alert_runbook_slack_approval_drains_node(state_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    home = _home(tmp_path, state_dir)
+    monkeypatch.setenv("WARDEN_HOME", str(home))
+    cfg = Layout.of(state_dir).load_config()
+    port = int(cfg.warden_webhook_url.rsplit(":", 1)[1].split("/")[0])
+    slurm = LocalSource(env=cluster.env(state_dir))
+    rec = None
+    try:
+        with SlackEmulator({ALICE, BOB, EVE}, token="xoxb-it", channels={"C0ONCALL"}) as emu:
+            monkeypatch.setenv("WARDEN_SLACK_TOKEN", "xoxb-it")
+            monkeypatch.setenv("WARDEN_SLACK_API_URL", emu.api_url)
+            monkeypatch.setenv("WARDEN_SLACK_SIGNING_SECRET", SECRET)
+            rec = faults.inject("gpu_xid79", state_dir)
+            injected = time.monotonic()
+            server = build_server(Target.of(config=home / "warden.toml"), runbook_dirs=[home / "runbooks"])
+            with serving(server.asgi, port=port) as url:
+                msg = emu.wait_for(lambda m: m["channel"] == "C0ONCALL" and m.get("blocks"), timeout_s=150)
+                latency = time.monotonic() - injected
+                first = server.runner.results[0] if server.runner.results else None
+                print(f"\nfault injected -> Slack message: {latency:.1f} s (alert received -> posted: "
+                      f"{first.latency_s if first else '?'} s)")
+                ans = copy.deepcopy(msg)
+                text = str(ans["blocks"])
+                assert "gpu_hardware_fault" in ans["text"] and f"node:{rec.node}" in text, ans["text"]
+                req = SlackRequests(f"{url}/slack/events", SECRET, emu)
+                thread = ans["ts"]
+
+                def reply(needle: str) -> str:
+                    return emu.wait_for(lambda m: m.get("thread_ts") == thread and needle in (m.get("text") or ""),
+                                        timeout_s=120)["text"]
+
+                req.press(ans, "warden_approve", user_id=ALICE, block_id=_block(ans, "irreversible"))
+                assert "cannot approve" in reply("Refused for <@U0ALICE>")
+                drain = _block(ans, "rain")
+                req.press(ans, "warden_approve", user_id=EVE, block_id=drain)
+                assert "not an allowed approver" in reply("Refused for <@U0EVE>")
+                req.press(ans, "warden_approve", user_id=BOB, block_id=drain)
+                done = reply("Approved by <@U0BOB>")
+                assert "executed and verified" in done, done
+                state = cluster.node_states(state_dir)[rec.node]
+                assert state.startswith(("drain", "drng")), state
+                req.press(ans, "warden_approve", user_id=BOB, block_id=drain)
+                assert "already" in reply("Refused for <@U0BOB>")
+            server.queue.close()
+        kinds = [(r.kind, r.payload.get("event")) for r in AuditLog(home / "audit.db").records()]
+        assert ("execution", "started") in kinds and ("verification", None) in kinds
+    finally:
+        if rec is not None:
+            cancel_jobs(slurm, rec.jobs_submitted)
+            faults.clear("gpu_xid79", state_dir)
+            slurm.run(["scontrol", "update", f"NodeName={rec.node}", "State=RESUME"], timeout_s=15)
+    wait_healthy(state_dir, slurm)
