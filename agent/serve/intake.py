@@ -15,6 +15,7 @@ Resolved alerts are counted and ignored. The report is returned to the sender as
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 from pydantic import BaseModel
@@ -25,6 +26,8 @@ from agent.serve.alerts import Alert
 from agent.serve.queue import MAX_NODES_PER_JOB, InvestigationQueue, Job
 
 __all__ = ["IntakeReport", "Intake"]
+
+log = logging.getLogger("warden.serve")
 
 
 class IntakeReport(BaseModel):
@@ -67,24 +70,36 @@ class Intake:
             key = (rb.name, *(a.labels.get(g, "") for g in rb.group_by))
             groups.setdefault(key, (rb, []))[1].append(a)
         rep.groups = len(groups)
+        plans = []
         for key, (rb, group) in groups.items():
-            nodes = list(dict.fromkeys(rb.node_of(a.labels) or "-" for a in group))[:MAX_NODES_PER_JOB]
-            first = group[0]
-            keys = {f"alert:{rb.name}:{a.alertname}:{rb.node_of(a.labels) or '-'}": rb.node_of(a.labels) or "-"
-                    for a in group}
-            claimed = self.cooldowns.claim(list(keys), rb.cooldown_s, note=rb.name)
+            named = {f"alert:{rb.name}:{a.alertname}:{rb.node_of(a.labels) or '-'}": rb.node_of(a.labels) or "-"
+                     for a in group}
+            plans.append((key, rb, group, named))
+        claimed_all: set[str] = set()
+        for cooldown_s in sorted({rb.cooldown_s for _, rb, _, _ in plans}):  # one transaction per cool-down length
+            claimed_all.update(self.cooldowns.claim([k for _, rb, _, named in plans if rb.cooldown_s == cooldown_s
+                                                     for k in named], cooldown_s, note="serve"))
+        released: list[str] = []
+        for key, rb, group, named in plans:
+            claimed = [k for k in named if k in claimed_all]
             if not claimed:
                 rep.cooled_down += 1
                 continue
-            fresh = set(keys[k] for k in claimed)
+            fresh = {named[k] for k in claimed}
+            first = group[0]
+            nodes = [n for n in dict.fromkeys(named.values()) if n in fresh and n != "-"][:MAX_NODES_PER_JOB]
             job = Job(key=key, runbook=rb, alertname=first.alertname,
                       labels={g: first.labels.get(g, "") for g in rb.group_by} | dict(first.labels),
                       summary=first.annotations.get("summary") or first.annotations.get("description") or "",
-                      nodes=[n for n in nodes if n in fresh and n != "-"], claimed=claimed, alerts=len(group))
+                      nodes=nodes, claimed=claimed, alerts=len(group))
             offer = self.queue.offer(job)
             setattr(rep, offer, getattr(rep, offer) + 1)
             if offer == "dropped":
-                self.cooldowns.release(claimed)
+                released += claimed
             if rb.name not in rep.runbooks:
                 rep.runbooks.append(rb.name)
+        if released:
+            self.cooldowns.release(released)
+            log.warning("investigation queue full: dropped %d of %d alert groups (%d waiting, cap %d)", rep.dropped,
+                        rep.groups, self.queue.waiting(), self.queue.max_queued)
         return rep
