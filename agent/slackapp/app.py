@@ -21,7 +21,7 @@ from agent.slackapp.blocks import APPROVE, DENY
 from agent.slackapp.client import SlackCredentials, web_client
 from agent.slackapp.responder import DENY_VIEW, Responder
 
-__all__ = ["build_app", "dispatch", "run_socket_mode"]
+__all__ = ["build_app", "dispatch", "run_socket_mode", "socket_mode_handler"]
 
 _MENTION = re.compile(r"<@[A-Z0-9]+>")
 
@@ -86,8 +86,15 @@ def dispatch(app: App, body: bytes, headers: dict[str, str], query: str = "") ->
     return app.dispatch(BoltRequest(body=body.decode("utf-8", "replace"), query=query, headers=headers))
 
 
-def run_socket_mode(app: App, creds: SlackCredentials) -> None:
-    """Connect to Slack over Socket Mode and serve until interrupted (blocks)."""
+def socket_mode_handler(app: App, creds: SlackCredentials) -> Any:
+    """bolt's Socket Mode handler (slack_sdk's built-in client, through the app's WebClient, so
+    WARDEN_SLACK_API_URL applies to apps.connections.open too); ``.connect()`` returns once connected,
+    ``.close()`` disconnects."""
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-    SocketModeHandler(app, creds.app_token).start()
+    return SocketModeHandler(app, creds.app_token)
+
+
+def run_socket_mode(app: App, creds: SlackCredentials) -> None:
+    """Connect to Slack over Socket Mode and serve until interrupted (blocks)."""
+    socket_mode_handler(app, creds).start()

@@ -9,6 +9,8 @@ errors as ``{"ok": false, "error": "..."}``)::
     POST /api/chat.postMessage     channel, text, blocks, thread_ts -> {"ok": true, "channel": …, "ts": "…", ...}
     POST /api/chat.update          channel, ts, text, blocks -> {"ok": true, "channel": …, "ts": …}
     POST /api/views.open           trigger_id, view -> {"ok": true, "view": {"id": "V…", ...}}
+    POST /api/apps.connections.open   (app-level token) -> {"ok": true, "url": "ws://…"} (Socket Mode;
+                                   tests/emulators/slack_socket.py serves that URL)
 
 A request without a ``Bearer`` token gets ``not_authed``; an unknown user ``user_not_found``; an
 unknown channel ``channel_not_found``; chat.update of a message that was never posted
@@ -54,10 +56,12 @@ class SlackEmulator:
     """
 
     def __init__(self, users: set[str] | None = None, *, token: str | None = None,
-                 channels: set[str] | None = None) -> None:
+                 channels: set[str] | None = None, app_token: str | None = None, socket_url: str | None = None) -> None:
         self.users = set(users or {"U012AB3CD"})
         self.token = token
         self.channels = set(channels or {"C0WARDEN"})
+        self.app_token, self.socket_url = app_token, socket_url
+        """Socket Mode: the app-level token apps.connections.open accepts, and the URL it hands out."""
         """Public channel ids that exist (chat.postMessage to one is accepted)."""
         self.updates: list[dict[str, Any]] = []
         """Each accepted chat.update: ``{"channel", "ts", "text", "blocks"}``."""
@@ -92,6 +96,10 @@ class SlackEmulator:
     def answer(self, method: str, args: dict[str, Any], auth: str | None) -> dict[str, Any]:
         """Slack's answer to one Web API call."""
         self.calls.append((method, args))
+        if method == "apps.connections.open":
+            if not self.app_token or auth != f"Bearer {self.app_token}":
+                return {"ok": False, "error": "invalid_auth" if auth else "not_authed"}
+            return {"ok": True, "url": self.socket_url}
         if not auth or not auth.startswith("Bearer ") or (self.token and auth != f"Bearer {self.token}"):
             return {"ok": False, "error": "not_authed" if not auth else "invalid_auth"}
         with self._lock:
