@@ -16,6 +16,7 @@ re-decided with the approver and executed (live) or reported as a dry run (a rec
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -29,9 +30,16 @@ from gateway.config import BUILTIN_MODEL
 from tools.facts import Facts
 from tools.models.findings import ActionSpec, Diagnosis
 
-__all__ = ["Investigation", "capped", "diagnose_target", "decide", "investigate", "execute_approval"]
+__all__ = ["AUDIT_LOCK", "Investigation", "capped", "diagnose_target", "decide", "investigate", "execute_approval"]
 
 _ORDER = {"observe": 0, "recommend": 1, "execute": 2}
+
+AUDIT_LOCK = threading.RLock()
+"""Held while a front end's worker writes the audit log (a diagnosis, its decisions, an approval, an
+execution). Two AuditLog writers in one process can see the chain's head move between reading the
+last row and the head row (agent/audit.py reads them apart) and refuse with AuditIntegrityError;
+diagnoses are CPU-bound under the GIL anyway, so running them one at a time costs nothing. Live
+collection (network-bound) runs outside it."""
 
 
 def capped(cfg: AutonomyConfig, mode: Mode) -> AutonomyConfig:
@@ -82,7 +90,9 @@ def diagnose_target(target: Target, question: str, *, settings: WardenSettings, 
     from agent.diagnose import diagnose
 
     ctx, live_cfg = target.context(read)
-    d = diagnose(ctx, question, model=model, store=RunStore(None), target=target.name, limits=settings.limits)
+    ctx.facts  # noqa: B018 - parse outside the lock
+    with AUDIT_LOCK:
+        d = diagnose(ctx, question, model=model, store=RunStore(None), target=target.name, limits=settings.limits)
     return d, ctx.facts, live_cfg
 
 
@@ -104,12 +114,14 @@ def decide(target: Target, d: Diagnosis, facts: Facts, live_cfg: Any, *, setting
                    diagnosis=d, execute=execute)
     outcomes = []
     for spec in execution_order(specs):
-        o = setup.propose(spec, run_id=d.run_id)
+        with AUDIT_LOCK:
+            o = setup.propose(spec, run_id=d.run_id)
         if (o.status == "dry_run" and o.plan and o.decision and o.decision.decision == "needs_approval"
                 and mode != "observe"):
-            req = setup.approvals.request_approval(
-                o.plan.plan_hash, o.spec.type, o.spec.model_dump(mode="json", exclude_none=True), requester,
-                d.run_id or "-", setup.approval_ttl_s, commands=o.plan.commands)
+            with AUDIT_LOCK:
+                req = setup.approvals.request_approval(
+                    o.plan.plan_hash, o.spec.type, o.spec.model_dump(mode="json", exclude_none=True), requester,
+                    d.run_id or "-", setup.approval_ttl_s, commands=o.plan.commands)
             o = o.model_copy(update={"status": "pending_approval", "approval_id": req.id,
                                      "message": f"{o.plan.description}: waiting for approval {req.id} (expires "
                                                 f"{req.expires_at:%Y-%m-%d %H:%M}Z)"})
@@ -141,4 +153,5 @@ def execute_approval(target: Target, settings: WardenSettings, approval_id: str)
     ctx, live_cfg = target.context()
     setup = _setup(target, settings, requester=req.requester, mode="recommend", facts=ctx.facts,
                    live_cfg=live_cfg, diagnosis=None, execute=target.is_live)
-    return setup.execute_approved(approval_id)
+    with AUDIT_LOCK:
+        return setup.execute_approved(approval_id)

@@ -24,7 +24,7 @@ from typing import Any
 
 from agent.approvals import ApprovalError, ApprovalExpired
 from agent.autonomy import Mode
-from agent.runbooks.investigate import execute_approval, investigate
+from agent.runbooks.investigate import AUDIT_LOCK, execute_approval, investigate
 from agent.runbooks.pool import BoundedPool
 from agent.runbooks.target import Target
 from agent.settings import WardenSettings
@@ -150,7 +150,8 @@ class Responder:
         who = self._who(settings, user_id)
         store = settings.open_approvals(settings.open_audit())
         try:
-            store.approve(aid, who, plan_hash)
+            with AUDIT_LOCK:
+                store.approve(aid, who, plan_hash)
         except ApprovalError as e:
             self._refused(e, aid, user_id, channel, thread)
             return
@@ -177,7 +178,8 @@ class Responder:
             req = store.get(aid)
             if req.plan_hash != plan_hash:
                 raise ApprovalError(f"approval {aid}: the button is for another plan")
-            store.deny(aid, who, why)
+            with AUDIT_LOCK:
+                store.deny(aid, who, why)
         except ApprovalError as e:
             self._refused(e, aid, user_id, channel, thread)
             return
