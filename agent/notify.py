@@ -101,8 +101,9 @@ def _checkpoint(d: Diagnosis | None, facts: Facts | None, job: str) -> str:
         if a.spec.job == job and a.spec.checkpoint:
             return a.spec.checkpoint
     saved = [e for e in (facts.job_log_events if facts else []) if e.job == job and e.kind == "checkpoint_saved"]
-    if saved and saved[-1].fields.get("path"):
-        return f"{saved[-1].fields['path']} (newest saved per the job log; not verified)"
+    path = getattr(saved[-1], "path", None) if saved else None  # a typed CheckpointEvent (tools/models/logs.py)
+    if path:
+        return f"{path} (newest saved per the job log; not verified)"
     return "none known: the job logged no checkpoint"
 
 

@@ -74,7 +74,8 @@ def _responding(state: str) -> bool:
 def _components(lay: Layout, cfg: SandboxConfig) -> list[tuple[str, str]]:
     names = [("munged", "munged"), ("mariadb", "mariadbd"), ("slurmdbd", "slurmdbd"), ("slurmctld", "slurmctld")]
     names += [(f"slurmd-{n}", "slurmd") for n in cfg.nodes]
-    names += [("dcgm-exporter", "exporter.py"), ("prometheus", "prometheus"), ("alertmanager", "alertmanager")]
+    names += [("dcgm-exporter", "exporter.py"), ("lustre-exporter", "lustre_exporter.py"), ("prometheus", "prometheus"),
+              ("alertmanager", "alertmanager")]
     return names
 
 
@@ -148,6 +149,7 @@ def up(state_dir: Path | str | None = None, *, config: SandboxConfig | None = No
     for node in cfg.nodes:
         services.start_slurmd(lay, cfg, node)
     services.start_exporter(lay, cfg)
+    alerting.start_lustre_exporter(lay, cfg)
     alerting.start_alertmanager(lay, cfg)
     services.start_prometheus(lay, cfg)
 

@@ -63,6 +63,10 @@ class SandboxConfig(BaseModel):
     exporter_base_port: int = 9401
     """The DCGM exporter of gpu01 listens on this port, gpu02 on the next, …"""
     alertmanager_port: int = 9093
+    lustre_exporter_port: int = 9410
+    """The emulated Lustre exporter (the MDT's md_stats as counters; sandbox/lustre_exporter.py)."""
+    mdt_ops_alert_per_s: float = 5000.0
+    """WardenMdtOpsHigh fires above this many metadata operations per second on the MDT."""
     warden_webhook_url: str = "http://127.0.0.1:9095/alertmanager"
     """Where the sandbox's Alertmanager sends every alert (`warden serve --port 9095`)."""
     scrape_interval_s: int = 5

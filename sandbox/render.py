@@ -125,7 +125,8 @@ def render_all(lay: Layout, cfg: SandboxConfig) -> set[str]:
     if _write(
         lay.etc / "prometheus.yml",
         _render("prometheus.yaml", scrape_interval_s=cfg.scrape_interval_s, cluster_name=cfg.cluster_name, targets=targets,
-                rule_file=lay.etc / "alert_rules.yml", alertmanager_port=cfg.alertmanager_port),
+                rule_file=lay.etc / "alert_rules.yml", alertmanager_port=cfg.alertmanager_port,
+                lustre_exporter_port=cfg.lustre_exporter_port),
     ):
         changed.add("prometheus.yml")
     return changed

@@ -8,6 +8,7 @@ policy and audit, and sinfo shows it drained."""
 from __future__ import annotations
 
 import copy
+import json
 import time
 from pathlib import Path
 
@@ -104,4 +105,38 @@ def test_fault_alert_runbook_slack_approval_drains_node(state_dir: Path, tmp_pat
             cancel_jobs(slurm, rec.jobs_submitted)
             faults.clear("gpu_xid79", state_dir)
             slurm.run(["scontrol", "update", f"NodeName={rec.node}", "State=RESUME"], timeout_s=15)
+    wait_healthy(state_dir, slurm)
+
+
+def test_metadata_storm_fires_mdt_rule_and_bundled_runbook_observes(state_dir: Path, tmp_path: Path,
+                                                                      monkeypatch) -> None:
+    """The emulated Lustre exporter's counters jump with the storm, WardenMdtOpsHigh fires, and the
+    bundled mdt-ops runbook (observe mode) writes a metadata_wall diagnosis naming the job."""
+    from agent.runbooks.model import bundled_dir
+
+    home = _home(tmp_path, state_dir)
+    monkeypatch.setenv("WARDEN_HOME", str(home))
+    for v in ("WARDEN_SLACK_TOKEN", "WARDEN_SLACK_SIGNING_SECRET"):
+        monkeypatch.delenv(v, raising=False)
+    cfg = Layout.of(state_dir).load_config()
+    port = int(cfg.warden_webhook_url.rsplit(":", 1)[1].split("/")[0])
+    slurm = LocalSource(env=cluster.env(state_dir))
+    rec = faults.inject("metadata_storm", state_dir)
+    try:
+        server = build_server(Target.of(config=home / "warden.toml"), runbook_dirs=[bundled_dir()])
+        with serving(server.asgi, port=port):
+            out = home / "posts" / "alerts.jsonl"
+            deadline = time.monotonic() + 120
+            while not (out.exists() and out.read_text().strip()) and time.monotonic() < deadline:
+                time.sleep(0.5)
+            assert out.exists(), "no investigation was posted"
+            doc = json.loads(out.read_text().splitlines()[0])
+        server.queue.close()
+        assert doc["runbook"] == "mdt-ops" and doc["mode"] == "observe"
+        assert doc["diagnosis"]["root_cause"] == "metadata_wall", doc["diagnosis"]["summary"]
+        assert f"job:{rec.job}" in doc["diagnosis"]["culprits"]
+        assert "scratch-MDT0000" in doc["diagnosis"]["question"]
+    finally:
+        cancel_jobs(slurm, rec.jobs_submitted)
+        faults.clear("metadata_storm", state_dir)
     wait_healthy(state_dir, slurm)
