@@ -65,6 +65,9 @@ def start_alertmanager(lay: Layout, cfg: SandboxConfig) -> None:
 
         _require_free(cfg.alertmanager_port, "Alertmanager")
         (lay.root / "alertmanager").mkdir(parents=True, exist_ok=True)
+        # A fresh Alertmanager forgets what it notified: its notification log would otherwise hold an
+        # alert that fires again with the same labels (WardenMdtOpsHigh always has) for repeat_interval.
+        (lay.root / "alertmanager" / "nflog").unlink(missing_ok=True)
         spawn([ALERTMANAGER, f"--config.file={lay.etc / 'alertmanager.yml'}",
                f"--storage.path={lay.root / 'alertmanager'}",
                f"--web.listen-address=127.0.0.1:{cfg.alertmanager_port}", "--cluster.listen-address=",
