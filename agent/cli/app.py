@@ -24,6 +24,8 @@ COMMANDS: tuple[LazyCommand, ...] = (
     LazyCommand("runs", "agent.cli.runs:runs_app", "List past diagnoses and show one again.", _FIND),
     LazyCommand("record", "agent.cli.record:record_cmd", "Save the live cluster's evidence as a snapshot.", _FIND),
     LazyCommand("eval", "agent.cli.eval:eval_cmd", "Replay recorded incidents and score every diagnosis.", _FIND),
+    LazyCommand("report", "agent.cli.report:report_cmd",
+                "Write a Diagnosis as Markdown and HTML with a timeline and GPU heat maps.", _FIND),
     LazyCommand("act", "agent.cli.act:act_cmd",
                 "Diagnose live and carry out the fixes through policy and approval.", _ACT),
     LazyCommand("approvals", "agent.cli.approvals:approvals_app", "List pending approvals.", _ACT),
