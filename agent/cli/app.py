@@ -26,6 +26,8 @@ COMMANDS: tuple[LazyCommand, ...] = (
     LazyCommand("eval", "agent.cli.eval:eval_cmd", "Replay recorded incidents and score every diagnosis.", _FIND),
     LazyCommand("report", "agent.cli.report:report_cmd",
                 "Write a Diagnosis as Markdown and HTML with a timeline and GPU heat maps.", _FIND),
+    LazyCommand("mcp", "agent.cli.mcp:mcp_cmd", "Serve the read tools over the Model Context Protocol (stdio or HTTP).",
+                _FIND),
     LazyCommand("act", "agent.cli.act:act_cmd",
                 "Diagnose live and carry out the fixes through policy and approval.", _ACT),
     LazyCommand("approvals", "agent.cli.approvals:approvals_app", "List pending approvals.", _ACT),
