@@ -21,6 +21,8 @@ _FRONT = "Front ends (Slack, alerts, sweeps)"
 COMMANDS: tuple[LazyCommand, ...] = (
     LazyCommand("diagnose", "agent.cli.diagnose:diagnose_cmd",
                 "Diagnose an incident, a snapshot or the live cluster; nothing is executed.", _FIND),
+    LazyCommand("chat", "agent.cli.chat:chat_cmd",
+                "Chat about an incident, a snapshot or the live cluster; approve fixes as you go.", _FIND),
     LazyCommand("runs", "agent.cli.runs:runs_app", "List past diagnoses and show one again.", _FIND),
     LazyCommand("record", "agent.cli.record:record_cmd", "Save the live cluster's evidence as a snapshot.", _FIND),
     LazyCommand("eval", "agent.cli.eval:eval_cmd", "Replay recorded incidents and score every diagnosis.", _FIND),
