@@ -10,7 +10,9 @@ tokens, wall time, cost).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 from typing import Any
 
 from pydantic_ai import Agent, UsageLimitExceeded, UsageLimits
@@ -21,7 +23,11 @@ from agent.chat.history import HISTORY_CHARS, trim_history
 from agent.deps import WardenDeps
 from agent.diagnose import INSTRUCTIONS
 from agent.limits import GuardedToolset, LimitExceeded, LoopGuard, LoopGuardCapability, LoopLimits
+from agent.store import warden_home
 from agent.toolset import read_toolset
+from gateway.app import create_app
+from gateway.client import GATEWAY_URL_ENV, make_model
+from gateway.config import GatewayConfig
 from tools.models.findings import Diagnosis
 
 __all__ = ["CHAT_INSTRUCTIONS", "FollowupStopped", "ask_model", "diagnosis_brief"]
@@ -60,9 +66,21 @@ def _agent(d: Diagnosis) -> Agent[WardenDeps, str]:
                  name="warden-chat")
 
 
-def ask_model(question: str, d: Diagnosis, deps: WardenDeps, *, model: Model, history: list[ModelMessage],
-              limits: LoopLimits, max_history_chars: int = HISTORY_CHARS) -> tuple[str, list[ModelMessage]]:
+def _gateway_model(alias: str, config: GatewayConfig, run_id: str | None) -> tuple[Model, Any]:
+    """The gateway model for ``alias`` and the in-process gateway app (None for a remote gateway)."""
+    if os.environ.get(GATEWAY_URL_ENV):
+        return make_model(alias, run_id=run_id), None
+    app = create_app(config, store_path=warden_home() / "gateway.db")
+    return make_model(alias, app, run_id=run_id), app
+
+
+def ask_model(question: str, d: Diagnosis, deps: WardenDeps, *, alias: str, gateway_config: GatewayConfig,
+              history: list[ModelMessage], limits: LoopLimits, model_override: Model | None = None,
+              max_history_chars: int = HISTORY_CHARS) -> tuple[str, list[ModelMessage]]:
     """The model's answer to ``question`` and the new message history (trimmed history + this turn).
+
+    The gateway (in-process unless ``WARDEN_GATEWAY_URL`` names one) is opened and closed within the
+    follow-up's own event loop, as agent.diagnose does for a run.
 
     Raises:
         FollowupStopped: a loop limit stopped it (recorded in the audit log as a ``limit``).
@@ -73,10 +91,26 @@ def ask_model(question: str, d: Diagnosis, deps: WardenDeps, *, model: Model, hi
             deps.audit.append("limit", {"limit": e.limit, "detail": e.detail, "chat": True}, run_id=deps.run_id)
 
     deps.guard = LoopGuard(limits, on_stop=on_stop)
+    agent = _agent(d)
+
+    async def run() -> Any:
+        app = None
+        llm = model_override
+        if llm is None:
+            llm, app = _gateway_model(alias, gateway_config, deps.run_id)
+        try:
+            return await agent.run(question, deps=deps, model=llm,
+                                   message_history=trim_history(history, max_history_chars) or None,
+                                   usage_limits=UsageLimits(request_limit=limits.model_requests + 1))
+        finally:  # close in the loop that opened them
+            if app is not None:
+                await app.aclose()
+            client = getattr(llm, "client", None)
+            if model_override is None and client is not None:
+                await client.close()
+
     try:
-        result = _agent(d).run_sync(question, deps=deps, model=model,
-                                    message_history=trim_history(history, max_history_chars) or None,
-                                    usage_limits=UsageLimits(request_limit=limits.model_requests + 1))
+        result = asyncio.run(run())
     except LimitExceeded as e:
         raise FollowupStopped(f"{e.limit}: {e.detail}") from None
     except UsageLimitExceeded as e:

@@ -12,10 +12,9 @@ Every turn is kept in the run store (agent.chat.history), so ``warden chat --res
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic_ai import ModelMessagesTypeAdapter
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
@@ -29,7 +28,8 @@ from agent.deps import WardenDeps
 from agent.diagnose import run_agent
 from agent.limits import LoopLimits
 from agent.store import RunStore
-from gateway.config import BUILTIN_MODEL
+from agent.gateway_setup import load_gateway_config
+from gateway.config import BUILTIN_MODEL, GatewayConfig
 from tools.models.findings import Diagnosis
 from tools.read.context import ReadContext
 
@@ -75,9 +75,9 @@ class ChatSession:
     diagnosis: Diagnosis | None = None
     """The Diagnosis plans refer to (the latest one)."""
     history: list[ModelMessage] = field(default_factory=list)
+    gateway_config: GatewayConfig | None = None
+    """The gateway config; None reads ``$WARDEN_HOME/gateway.toml`` (if any) on first use."""
     _log: ChatLog | None = field(default=None, init=False)
-    _llm: Model | None = field(default=None, init=False)
-    _app: Any = field(default=None, init=False)
 
     @property
     def log(self) -> ChatLog:
@@ -90,18 +90,15 @@ class ChatSession:
         """Dependencies for Warden's own read-tool calls in this session (audited, in the run store)."""
         return WardenDeps(read=self.ctx, store=self.store, run_id=self.run_id, audit=self.audit)
 
-    def _model(self) -> Model:
-        if self.model_override is not None:
-            return self.model_override
-        if self._llm is None:
-            from agent.store import warden_home
-            from gateway.app import create_app
-            from gateway.client import make_model
-            from gateway.config import default_config
+    def gateway(self) -> GatewayConfig:
+        """The gateway config (``$WARDEN_HOME/gateway.toml`` when it exists), read once.
 
-            self._app = create_app(default_config(), store_path=warden_home() / "gateway.db")
-            self._llm = make_model(self.model, self._app, run_id=self.run_id)
-        return self._llm
+        Raises:
+            ConfigError: the config is invalid.
+        """
+        if self.gateway_config is None:
+            self.gateway_config = load_gateway_config()
+        return self.gateway_config
 
     def _save(self, question: str, reply: Reply, kind: str) -> None:
         assert self.run_id is not None and self.diagnosis is not None
@@ -111,8 +108,9 @@ class ChatSession:
                       messages=self.history)
 
     def _diagnose(self, question: str) -> tuple[Diagnosis, list[ModelMessage]]:
+        gw = self.gateway() if self.model_override is None else None
         out = run_agent(self.ctx, question, model=self.model, model_override=self.model_override, store=self.store,
-                        target=self.target, limits=self.limits, audit=self.audit)
+                        target=self.target, limits=self.limits, audit=self.audit, gateway_config=gw)
         assert out.diagnosis is not None  # no execution tool: a run cannot pause
         return out.diagnosis, list(ModelMessagesTypeAdapter.validate_json(out.messages_json)) if out.messages_json else []
 
@@ -139,8 +137,10 @@ class ChatSession:
         assert self.diagnosis is not None
         if self.model != BUILTIN_MODEL or self.model_override is not None:
             try:
-                text, self.history = ask_model(question, self.diagnosis, self.deps(), model=self._model(),
-                                               history=self.history, limits=self.limits)
+                text, self.history = ask_model(
+                    question, self.diagnosis, self.deps(), alias=self.model, model_override=self.model_override,
+                    gateway_config=self.gateway() if self.model_override is None else GatewayConfig(),
+                    history=self.history, limits=self.limits)
                 return Reply(text=text, by="model")
             except FollowupStopped as e:
                 note = f"the model was stopped by a loop limit ({e.why}); Warden answers from the evidence"
@@ -166,7 +166,4 @@ class ChatSession:
         self.history = self.log.messages(run_id) if row else []
 
     def close(self) -> None:
-        """Close the in-process gateway, if one was started."""
-        if self._app is not None:
-            asyncio.run(self._app.aclose())
-            self._app = None
+        """Nothing stays open between turns (each opens and closes its gateway); kept for callers."""

@@ -100,7 +100,7 @@ def _approvals(session: ChatSession, settings: WardenSettings, *, live: tuple[An
 
 def open_chat(path: Path | None = None, *, live: bool = False, config: Path | None = None, model: str | None = None,
               resume: str | None = None, execute: bool = False, db: Path | None = None,
-              model_override: Any = None) -> ChatStart:
+              model_override: Any = None, gateway_config: Path | None = None) -> ChatStart:
     """Build a session (see the module docstring).
 
     Raises:
@@ -138,6 +138,14 @@ def open_chat(path: Path | None = None, *, live: bool = False, config: Path | No
     session = ChatSession(ctx=ctx, target=target, store=store, audit=settings.open_audit(), requester=os_user(),
                           root=root, model=model or BUILTIN_MODEL, model_override=model_override,
                           limits=settings.limits)
+    if gateway_config is not None:
+        from agent.gateway_setup import load_gateway_config
+
+        session.gateway_config = load_gateway_config(gateway_config)
+    if model_override is None and session.model != BUILTIN_MODEL:
+        from agent.gateway_setup import check_alias
+
+        check_alias(session.model, session.gateway())  # an unknown alias is an error now, not after a diagnosis
     if prior is not None:
         session.resume(*prior)
     return ChatStart(session=session, approvals=_approvals(session, settings, live=live_parts, execute=execute),

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from agent.cli.errors import warden_errors
+from agent.cli.gateway_option import GatewayConfigOption
 
 __all__ = ["chat_cmd"]
 
@@ -24,6 +25,7 @@ def chat_cmd(
     execute: Annotated[bool, typer.Option("--execute", help="With --live: approved fixes run for real (default: dry run).")] = False,
     question: Annotated[str | None, typer.Option("--question", "-q", help="The first question, asked at once.")] = None,
     db: Annotated[Path | None, typer.Option("--db", help="Run store (SQLite); default $WARDEN_HOME/warden.db.")] = None,
+    gateway_config: GatewayConfigOption = None,
 ) -> None:
     """Chat with Warden about an incident, a snapshot or the live cluster. The first question runs a
     diagnosis; follow-ups ("why not gpu005?", "show the log lines", "what would draining cost?")
@@ -39,7 +41,8 @@ def chat_cmd(
         from agent.chat.repl import run_repl
         from agent.chat.start import open_chat
 
-        start = open_chat(path, live=live, config=config, model=model, resume=resume, execute=execute, db=db)
+        start = open_chat(path, live=live, config=config, model=model, resume=resume, execute=execute, db=db,
+                          gateway_config=gateway_config)
     if sys.stdin.isatty() and os.environ.get("TERM", "dumb") != "dumb":
         import readline  # noqa: F401 - line editing and history for input()
     try:

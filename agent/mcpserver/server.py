@@ -69,18 +69,16 @@ class EvidenceHolder:
 
 def site_redactor() -> Redactor | None:
     """The redactor the gateway applies before text reaches an external model: its built-in kinds plus
-    ``redaction.extra_patterns`` of ``$WARDEN_HOME/gateway.toml``; None when that file disables redaction.
+    ``redaction.extra_patterns`` of ``$WARDEN_HOME/gateway.toml`` (or .yaml); None when that file disables redaction.
 
     Raises:
         ConfigError: the gateway config exists but is invalid.
     """
-    from agent.gateway_keys import default_gateway_config
-    from gateway.config import load_config
+    from agent.gateway_setup import discovered_config_path, load_gateway_config
 
-    path = default_gateway_config()
-    if not path.exists():
+    if discovered_config_path() is None:
         return Redactor()
-    cfg = load_config(path).redaction
+    cfg = load_gateway_config().redaction
     return Redactor(cfg.extra_patterns) if cfg.enabled else None
 
 
