@@ -91,7 +91,7 @@ def rank(findings: list[dict[str, Any]], entities: set[str], table: Precedence) 
             score += RELEVANCE_BONUS if about else -UNRELATED_PENALTY
         symptoms = [s for i, s in enumerate(real) if explained_by.get(i) in fs]
         out.append(Ranked(cause=cause, score=round(min(score, 0.99), 3), findings=fs, symptoms=symptoms,
-                          elsewhere=asked and not about and _only_workloads(fs)))
+                          elsewhere=bool(entities) and not about and _only_workloads(fs)))
     out.sort(key=lambda r: (r.elsewhere, -r.score, -max(table.rank(f.get("strength")) for f in r.findings)))
     return out
 

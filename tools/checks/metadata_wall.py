@@ -32,6 +32,10 @@ class MetadataConfig(CheckConfig):
     """Mean service time per metadata op (from the usecs sums Lustre 2.14+ prints) at or above which
     the MDT is struggling. Below it a high rate is load the MDT keeps up with (tens of us per op
     is normal), so it is not a metadata wall; without usecs sums the rate alone decides."""
+    common_op_share: float = 0.1
+    """An op type carrying at least this share of the ops is judged by its own mean service time too:
+    a storm's cheap ops (close, getxattr at a few us) dilute the overall mean while its opens and stats
+    queue up."""
 
 
 def _md_ops(counters: dict[str, int]) -> int:
@@ -42,6 +46,14 @@ def _service_us(counters: dict[str, int], usecs: dict[str, int]) -> tuple[int, i
     """(summed service time in us, ops it covers) over metadata ops whose usecs sum is known."""
     ops = [k for k in counters if k in METADATA_OPS and counters[k] and k in usecs]
     return sum(usecs[k] for k in ops), sum(counters[k] for k in ops)
+
+
+def _slowest_common(counters: dict[str, int], usecs: dict[str, int], share: float) -> tuple[float, str] | None:
+    """(mean us, op) of the slowest metadata op type carrying at least ``share`` of the ops."""
+    total = _md_ops(counters)
+    means = [(usecs[k] / n, k) for k, n in counters.items()
+             if k in METADATA_OPS and n and k in usecs and total and n / total >= share]
+    return max(means) if means else None
 
 
 def _fs_of(target: str) -> str:
@@ -97,6 +109,7 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
             jobs_by_mdt[e.target].append(e)
     rates: dict[str, tuple[float | None, int]] = {}
     service: dict[str, float] = {}
+    slowest: dict[str, tuple[float, str]] = {}  # from job_stats: the slowest common op and its mean
     by_target: dict[str, list[MdtStats]] = defaultdict(list)
     for m in facts.md_stats:
         by_target[m.target].append(m)
@@ -124,17 +137,28 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
         md_rate, md_ops = rates.get(target, (None, 0))
         if target in windowed and (job_rate is None or windowed[target][0] >= job_rate):
             continue  # the two-sample window is the busier view: keep it
+        summed_ops: dict[str, int] = defaultdict(int)
+        summed_us: dict[str, int] = defaultdict(int)
+        for e in entries:
+            for k, v in e.ops.items():
+                summed_ops[k] += v
+            for k, v in e.usecs.items():
+                summed_us[k] += v
+        worst = _slowest_common(summed_ops, summed_us, cfg.common_op_share)
         parts = [_service_us(e.ops, e.usecs) for e in entries]
         job_svc = sum(us for us, _ in parts) / sum(n for _, n in parts) if sum(n for _, n in parts) else None
         use_jobs = job_rate is not None and (md_rate is None or job_rate > md_rate)
         rates[target] = (job_rate if use_jobs else md_rate, max(md_ops, sum(_md_ops(e.ops) for e in entries)))
         if job_svc is not None and (use_jobs or target not in service):
             service[target] = job_svc
+            if worst is not None:  # judged by the jobs' view: their slowest common op too
+                slowest[target] = worst
     findings: list[Finding] = []
     for target, (rate, ops) in sorted(rates.items()):
         stormed = rate > cfg.max_ops_per_s if rate is not None else ops > cfg.min_ops_without_time
         svc = service.get(target)
-        if not stormed or (svc is not None and svc < cfg.slow_service_us):
+        if not stormed or (svc is not None and svc < cfg.slow_service_us
+                           and slowest.get(target, (0.0, ""))[0] < cfg.slow_service_us):
             continue
         fs = _fs_of(target)
         shown = f"{rate:,.0f} ops/s" if rate is not None else f"{ops:,} ops"
@@ -142,6 +166,8 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
         if svc is not None:
             shown += f" at {svc:,.0f} us mean service time"
             limit += f", {cfg.slow_service_us:,.0f} us"
+            if svc < cfg.slow_service_us and target in slowest:
+                shown += f" ({slowest[target][1]} at {slowest[target][0]:,.0f} us)"
         evidence = [Evidence(text=f"{target}: {shown} of metadata operations", metric="md_stats", value=rate or ops,
                              unit="ops/s" if rate is not None else "ops")]
         culprits = [f"mdt:{target}", f"fs:{fs}"]

@@ -131,3 +131,19 @@ def test_process_named_entry_is_quoted_not_made_a_job(make_facts):
                                     MetadataConfig())
     assert f.culprits == ["mdt:lustre-MDT0000", "fs:lustre"] and f.suggested_actions == []
     assert "find.1000" in f.evidence[1].text
+
+
+def test_slow_opens_diluted_by_cheap_closes_are_still_a_wall(make_facts):
+    # A venv import storm: every rank opens and stats thousands of .py files; closes cost 2 us and pull the
+    # overall mean under the limit, while the opens themselves wait ~600 us each.
+    entry = ("- job_id:          74701\n  snapshot_time:   1795950299.558689639 secs.nsecs\n"
+             "  start_time:      1795950000.424885102 secs.nsecs\n  elapsed_time:    299.133804560 secs.nsecs\n"
+             "  open:            { samples:     9000000, unit: usecs, min: 4, max: 54449, sum: 5400000000, sumsq: 1 }\n"
+             "  close:           { samples:     9000000, unit: usecs, min: 1, max: 90, sum: 18000000, sumsq: 1 }\n"
+             "  getattr:         { samples:    60000000, unit: usecs, min: 1, max: 7101, sum: 3000000000, sumsq: 1 }\n")
+    stats = "mdt.lustre-MDT0000.job_stats=\njob_stats:\n" + entry
+    (f,) = check_mdt_metadata_storm(_facts(make_facts, ("lctl-job-stats", stats)), MetadataConfig())
+    assert f.root_cause == "metadata_wall" and "open at 600 us" in f.message and "job:74701" in f.culprits
+    # the same storm with its opens served at 20 us is load the MDT keeps up with
+    fast = stats.replace("sum: 5400000000", "sum: 180000000")
+    assert check_mdt_metadata_storm(_facts(make_facts, ("lctl-job-stats", fast)), MetadataConfig()) == []
