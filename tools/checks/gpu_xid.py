@@ -66,13 +66,23 @@ def _ended_before(facts: Facts, job_id: str, first_event: datetime | None) -> bo
     return end < first_event - timedelta(minutes=1)
 
 
+def _nvlink_gpus(facts: Facts) -> set[tuple[str, str | None]]:
+    """(node, PCI address) of GPUs that logged an NVLink Xid (74, 144-150): the recovery action (Xid 154)
+    they log afterwards is that link fault's, for the interconnect check to name."""
+    return {(e.node, e.pci) for e in facts.kernel_events_of("xid")
+            if isinstance(e, XidEvent) and e.node and xid_class(e.xid) == "nvlink"}
+
+
 def _kernel(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
+    nvlink = _nvlink_gpus(facts)
     for ev in facts.kernel_events_of("xid", "fallen_off_bus", "gpu_ecc"):
         if not ev.node:
             continue
         if isinstance(ev, XidEvent):
             if ev.xid in cfg.hardware_xids:
                 label = f"Xid {ev.xid}"
+            elif ev.xid == RECOVERY_XID and (ev.node, ev.pci) in nvlink:
+                continue
             elif ev.xid == RECOVERY_XID and (action := recovery_action(ev.message)):
                 label = f"Xid 154 ({action})"
             else:

@@ -104,6 +104,18 @@ def test_xid_154_asking_for_a_reset_is_a_fault(make_facts):
     assert "Xid 154 (GPU Reset Required)" in f.message
 
 
+def test_xid_154_after_an_nvlink_xid_on_that_gpu_is_the_links_not_a_second_fault(make_facts):
+    nvlink = "[ 900.1] NVRM: Xid (PCI:0000:9d:00): 74, pid=1, name=python, NVLink: fatal error detected on link 3\n"
+    reset = ("[ 912.5] NVRM: Xid (PCI:0000:9d:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 "
+             "(GPU Reset Required)\n")
+    other = reset.replace("9d:00", "3b:00")
+    facts = make_facts(("kernel/h1.log", "kernel-log", nvlink + reset), **{"kernel/h1.log": {"node": "h1"}})
+    assert check_gpu_xid(facts, XidConfig()) == []  # interconnect_link_down names the NVLink fault
+    facts = make_facts(("kernel/h1.log", "kernel-log", nvlink + other), **{"kernel/h1.log": {"node": "h1"}})
+    (f,) = check_gpu_xid(facts, XidConfig())  # another GPU asking for a reset is its own fault
+    assert "Xid 154" in f.message
+
+
 # Fires, without victims: Xid 63 records a row remap that waits for the next GPU reset; the running
 # job goes on, so the node is drained (no new work) and the job is neither named nor resubmitted.
 XID63 = ("[Mon Mar  4 09:40:11 2026] NVRM: Xid (PCI:0000:b3:00): 63, pid=1234, name=python, "
