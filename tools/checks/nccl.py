@@ -7,15 +7,24 @@ the cause itself; the diagnostician prefers the specific cause when one is prese
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from tools.checks.base import CheckConfig, job_culprits, log_evidence
 from tools.facts import Facts
+from tools.facts.queries import job_nodes
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Finding
 from tools.models.logs import JobLogEventBase, NcclRemoteErrorEvent, NcclTimeoutEvent, NetEvent
 
-__all__ = ["NcclConfig", "check_nccl_collective_failure"]
+__all__ = ["NcclConfig", "check_nccl_collective_failure", "NCCL_CONFIG_ERRORS"]
+
+NCCL_CONFIG_ERRORS = re.compile(
+    r"no socket interface found|NCCL_SOCKET_IFNAME|NCCL_IB_HCA|no (?:IB|RoCE)? ?devices? found|"
+    r"Bootstrap : no socket|invalid (?:value|NCCL_)|unknown (?:NCCL_|network)|NET/Plugin: .*not found",
+    re.IGNORECASE)
+"""NCCL's complaints at initialisation that what its environment asks for (interfaces, HCAs, a network
+plugin) does not exist on the host: the job's configuration, not a fault of the network."""
 
 
 class NcclConfig(CheckConfig):
@@ -53,6 +62,20 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
         # printed the line ("gpu009:pid:tid [0] NCCL WARN ...") is a victim, never a culprit.
         peers = sorted({e.peer for e in remote if isinstance(e, NcclRemoteErrorEvent) and e.peer})
         evidence = [log_evidence(e) for e in (remote + timeouts + others)[:5]]
+        config = [e for e in others if NCCL_CONFIG_ERRORS.search(e.message)]
+        hosts = {getattr(e, "host", None) or e.file for e in config}
+        if config and not timeouts and not remote and len(hosts) >= min(2, len(job_nodes(facts, job)) or 2):
+            findings.append(Finding(
+                check="nccl_collective_failure", root_cause="user_code_error",
+                message=f"job {job}: NCCL could not set up on {len(hosts)} host(s): its environment names network "
+                        f"interfaces or HCAs the nodes do not have ({config[0].message[:120]})",
+                culprits=job_culprits([job]), evidence=[log_evidence(e) for e in config[:3]],
+                strength="symptom", confidence=confidence("symptom", corroborated=len(hosts) >= 2),
+                suggested_actions=[ActionSpec(type="notify_owner", job=job,
+                                              reason="NCCL configuration (NCCL_SOCKET_IFNAME / NCCL_IB_HCA) names "
+                                                     "interfaces these nodes do not have")],
+            ))
+            continue
         if not timeouts and not remote and all("NCCL WARN" in e.message for e in others):
             continue  # warnings alone (e.g. "Failed to open libibverbs.so" before a socket fallback) are no failure
         if not remote and barrier_only and len(ranks) <= 1:

@@ -98,3 +98,29 @@ def test_hostile_peer_text_is_not_a_culprit_or_action(make_facts):
     (f,) = check_nccl_collective_failure(_facts(make_facts, hostile), NcclConfig())
     assert f.culprits == ["job:74120"] and f.suggested_actions == []
     assert "$(scontrol" in f.evidence[0].text
+
+
+# NCCL 2.18 on two hosts: the HCA the job's environment names does not exist there (the job script was
+# copied from a partition with other NICs); then the DistBackendError.
+HCA_MISSING = """gpu009:1201:1201 [0] NCCL INFO NCCL_IB_HCA set to mlx5_4
+gpu009:1201:1201 [0] transport/net_ib.cc:192 NCCL WARN NET/IB : No device found.
+gpu010:1188:1188 [0] transport/net_ib.cc:192 NCCL WARN NET/IB : No device found.
+gpu010:1188:1188 [0] misc/socket.cc:484 NCCL WARN NCCL_SOCKET_IFNAME set to ib3 but no matching interface
+[rank0]: torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error, NCCL version 2.18.3
+"""
+
+
+def test_interfaces_the_environment_names_but_the_hosts_lack_are_the_jobs_configuration(make_facts):
+    (f,) = check_nccl_collective_failure(_facts(make_facts, HCA_MISSING), NcclConfig())
+    assert f.root_cause == "user_code_error" and f.culprits == ["job:74120"] and "2 host(s)" in f.message
+    assert [a.type for a in f.suggested_actions] == ["notify_owner"]
+
+
+def test_one_host_alone_missing_its_interface_is_not_called_configuration(make_facts):
+    # the job runs on two nodes (squeue); only gpu009 lacks the device: that node, not the script
+    one = "\n".join(ln for ln in HCA_MISSING.splitlines() if not ln.startswith("gpu010")) + "\n"
+    squeue = ("             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+              "             74120       gpu  pretrain   lee  R       2:00      2 gpu[009-010]\n")
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO), ("slurm/squeue.txt", "squeue-text", squeue),
+                       (LOG, "job-log", one), **{LOG: {"job": "74120"}})
+    assert all(f.root_cause != "user_code_error" for f in check_nccl_collective_failure(facts, NcclConfig()))
