@@ -53,6 +53,8 @@ def test_job_actions_execute_verify_and_repeat_harmlessly(state_dir: Path, runne
         assert all("Held" not in o for o in _twice(ex, ActionSpec(type="release_job", job=pending)))
         assert all("TimeLimit=1800s" in o for o in _twice(ex, ActionSpec(type="update_job", job=pending,
                                                                            time_limit_min=30)))
+        begun = _twice(ex, ActionSpec(type="update_job", job=pending, start_time="now"))  # --begin moved to now
+        assert all("Reason=BeginTime" not in o for o in begun)
 
         requeued = _twice(ex, ActionSpec(type="requeue_job", job=running))
         assert "JobState=PENDING" in requeued[0]

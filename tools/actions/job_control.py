@@ -135,7 +135,8 @@ class CancelJob(Action):
 
 
 class UpdateJob(Action):
-    """`scontrol update JobId=<job> [TimeLimit=<min>] [NumNodes=<n>]` on a pending job."""
+    """`scontrol update JobId=<job> [TimeLimit=<min>] [NumNodes=<n>] [StartTime=now|<ISO time>]` on a pending
+    job (StartTime is the job's begin time, what ``sbatch --begin`` set)."""
 
     action_type: ClassVar[ActionType] = "update_job"
     facts: ClassVar[ActionFacts] = ActionFacts(reversibility="reversible", resource="job", platform="slurm",
@@ -143,9 +144,12 @@ class UpdateJob(Action):
     job: JobId
     time_limit_min: int | None = Field(default=None, ge=1)
     num_nodes: int | None = Field(default=None, ge=1)
+    start_time: str | None = Field(default=None, pattern=r"^(now|\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?)$")
 
     def _commands(self) -> list[list[str]]:
         argv = ["scontrol", "update", f"JobId={self.job}"]
+        if self.start_time is not None:
+            argv.append(f"StartTime={self.start_time}")
         if self.time_limit_min is not None:
             argv.append(f"TimeLimit={self.time_limit_min}")
         if self.num_nodes is not None:
@@ -154,7 +158,8 @@ class UpdateJob(Action):
 
     def describe(self) -> str:
         parts = [f"TimeLimit={self.time_limit_min} min" if self.time_limit_min else "",
-                 f"NumNodes={self.num_nodes}" if self.num_nodes else ""]
+                 f"NumNodes={self.num_nodes}" if self.num_nodes else "",
+                 f"StartTime={self.start_time}" if self.start_time else ""]
         what = ", ".join(p for p in parts if p) or "parameters to be chosen by the owner"
         return f"update pending job {self.job}: {what}"
 
@@ -164,5 +169,6 @@ class UpdateJob(Action):
         if j is None:
             return VerifyResult(ok=False, observed="job gone")
         ok = (self.time_limit_min is None or j.time_limit_s == self.time_limit_min * 60) and (
-            self.num_nodes is None or j.num_nodes == self.num_nodes)
-        return VerifyResult(ok=ok, observed=f"TimeLimit={j.time_limit_s}s NumNodes={j.num_nodes}")
+            self.num_nodes is None or j.num_nodes == self.num_nodes) and (
+            self.start_time is None or (j.reason or "") != "BeginTime" or self.start_time != "now")
+        return VerifyResult(ok=ok, observed=f"TimeLimit={j.time_limit_s}s NumNodes={j.num_nodes} Reason={j.reason}")

@@ -44,6 +44,9 @@ class PendingConfig(CheckConfig):
     """A blocking reason is reported after this many minutes pending."""
     queue_wait_after_h: float = 6.0
     """A Priority/Resources wait is reported only after this many hours."""
+    begin_notice_h: float = 6.0
+    """A BeginTime wait is reported when the begin time lies this far past the submission: a clock time
+    given to ``--begin`` that had already passed that day means the same time the next day."""
 
 
 def _blocking(reason: str) -> bool:
@@ -96,6 +99,10 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
             continue  # held and preempted jobs are job_held's and job_preempted's to explain
         waited = facts.captured_at - job.submit_time if job.submit_time else None
         reason = job.reason
+        if reason == "BeginTime":
+            if (late := _late_begin(facts, job, cfg)) is not None:
+                findings.append(late)
+            continue
         blocked = _blocking(reason)
         if blocked:
             permanent = any(r.lower() in reason.lower() for r in NEVER_AS_SUBMITTED)
@@ -124,3 +131,26 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
             suggested_actions=_actions(job, reason, _partition_size(facts, job.partition)),
         ))
     return findings
+
+
+def _late_begin(facts: Facts, job: SlurmJob, cfg: PendingConfig) -> Finding | None:
+    """scheduler_wait for a job waiting for a begin time (StartTime of a BeginTime job) that lies more than
+    ``begin_notice_h`` after its submission: as asked, but worth saying, with the begin time to change."""
+    begin, submitted = job.start_time, job.submit_time
+    if begin is None or submitted is None or begin - submitted < timedelta(hours=cfg.begin_notice_h):
+        return None
+    wait = begin - facts.captured_at
+    rolled = begin.date() > submitted.date() and begin.time() <= submitted.time()
+    return Finding(
+        check="job_pending_blocked", root_cause="scheduler_wait",
+        message=f"job {job.job_id} waits for its begin time {begin:%Y-%m-%d %H:%M} ({wait.total_seconds() / 3600:.1f} h "
+                f"from now), submitted {submitted:%Y-%m-%d %H:%M}"
+                + (": a --begin clock time already past at submission means the next day" if rolled else "")
+                + "; nothing else holds it",
+        culprits=[f"job:{job.job_id}"],
+        evidence=[Evidence(text=f"job {job.job_id} State=PENDING Reason=BeginTime StartTime={begin:%Y-%m-%dT%H:%M:%S} "
+                                f"SubmitTime={submitted:%Y-%m-%dT%H:%M:%S}", metric="scontrol")],
+        strength="state", confidence=confidence("state", informational=True),
+        suggested_actions=[ActionSpec(type="update_job", job=job.job_id, start_time="now",
+                                      reason="start it now if the later begin time was not meant (owner to confirm)")],
+    )

@@ -51,6 +51,8 @@ class ActionSpec(BaseModel):
     exclude_nodes: list[str] = Field(default_factory=list)
     num_nodes: int | None = None
     time_limit_min: int | None = None
+    start_time: str | None = None
+    """update_job: ``now`` or an ISO time (``2026-10-02T09:00``) for the job's begin time (``--begin``)."""
     checkpoint: str | None = None
     reason: str | None = None
     """Human text for the action (drain reason, notification); Warden prefixes drains with ``warden:``."""

@@ -140,3 +140,10 @@ def test_drain_does_not_overwrite_someone_elses_drain():
     ours = RecordingRunner(node_state="IDLE+DRAIN", reason="warden: GPU hardware fault (Xid 79)")
     result = action.execute(auth, ours)
     assert result.ok and ours.ran == [] and "already drained by Warden" in result.outputs[0]
+
+
+def test_update_job_moves_the_begin_time_and_refuses_free_text():
+    planned = plan_spec(ActionSpec(type="update_job", job="8801", start_time="now"))
+    assert planned.error is None and planned.commands == [["scontrol", "update", "JobId=8801", "StartTime=now"]]
+    bad = plan_spec(ActionSpec(type="update_job", job="8801", start_time="now; reboot"))
+    assert bad.commands == [] and "start_time" in (bad.error or "")

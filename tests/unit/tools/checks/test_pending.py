@@ -126,3 +126,23 @@ def test_waiting_for_its_own_reservation_is_by_design_but_a_deleted_one_blocks(m
     gone = _scontrol("73801", "demo-run", "erin", "ReservationDeleted", "2026-03-04T06:00:00", nodes=2)
     (f,) = check_job_pending_blocked(_facts(make_facts, gone), PendingConfig())
     assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "73801")]
+
+
+def _begin(job: str, submit: str, start: str) -> str:
+    return _scontrol(job, "eval", "ana", "BeginTime", submit).replace("StartTime=Unknown", f"StartTime={start}")
+
+
+def test_a_begin_time_past_at_submission_rolls_to_the_next_day_and_is_said(make_facts):
+    (f,) = check_job_pending_blocked(_facts(make_facts, _begin("8801", "2026-03-04T09:20:00", "2026-03-05T09:00:00")),
+                                     PendingConfig())
+    assert f.root_cause == "scheduler_wait" and "means the next day" in f.message and f.culprits == ["job:8801"]
+    (a,) = f.suggested_actions
+    assert (a.type, a.job, a.start_time) == ("update_job", "8801", "now")
+
+
+def test_a_begin_time_an_hour_ahead_is_as_asked_and_a_far_one_is_not_a_rollover(make_facts):
+    assert check_job_pending_blocked(_facts(make_facts, _begin("8802", "2026-03-04T10:00:00", "2026-03-04T11:00:00")),
+                                     PendingConfig()) == []
+    (f,) = check_job_pending_blocked(_facts(make_facts, _begin("8803", "2026-03-04T08:00:00", "2026-03-06T22:00:00")),
+                                     PendingConfig())
+    assert "next day" not in f.message and "waits for its begin time 2026-03-06 22:00" in f.message
