@@ -22,6 +22,9 @@ class JobPreemptedConfig(CheckConfig):
     min_events: int = 1
 
 
+_FAILED_SINCE = ("FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "TIMEOUT", "BOOT_FAIL")
+
+
 def check_job_preempted(facts: Facts, cfg: JobPreemptedConfig) -> list[Finding]:
     """job_preempted per job that ended PREEMPTED (sacct / squeue), whose log shows ``CANCELLED … DUE TO
     PREEMPTION``, or that preemption sent back to the queue (PreemptMode=REQUEUE). The owner is told, with
@@ -68,7 +71,13 @@ def check_job_preempted(facts: Facts, cfg: JobPreemptedConfig) -> list[Finding]:
                     if by else "suspended (PreemptMode=SUSPEND or scontrol suspend); it resumes when released")
         # Requeued (PreemptMode=REQUEUE): Slurm runs it again by itself. Cancelled: it is gone, and a new
         # job from its newest checkpoint is what gets the work going again (none excluded: no node is at fault).
-        again = [] if job in requeued or job in suspended or job_state(facts, job) == "PENDING" else resubmit_specs(
+        # Preempted, requeued, and the run after it ended badly: that later failure is the problem now, the
+        # preemption its history (it may be what left a checkpoint half-written).
+        later = job_state(facts, job)
+        history = later in _FAILED_SINCE
+        if history:
+            back += f", and its next run then ended {later}"
+        again = [] if history or job in requeued or job in suspended or later == "PENDING" else resubmit_specs(
             facts, [job], [], f"job {back}")
         findings.append(Finding(
             check="job_preempted", root_cause="job_preempted",
@@ -76,7 +85,8 @@ def check_job_preempted(facts: Facts, cfg: JobPreemptedConfig) -> list[Finding]:
             + ", not by a fault"
             + (f"; newest checkpoint {ckpt}" if ckpt else "; no checkpoint named in its logs"),
             culprits=[f"job:{job}"], evidence=ev[:4],
-            strength="state", confidence=confidence("state", corroborated=len(ev) >= 2 or bool(suspended.get(job))),
+            strength="state", confidence=confidence("state", informational=history,
+                                                    corroborated=len(ev) >= 2 or bool(suspended.get(job))),
             suggested_actions=again + ([] if any(a.type == "notify_owner" for a in again) else [ActionSpec(
                 type="notify_owner", job=job, checkpoint=ckpt, reason=f"job {back}" + (f"; resume from {ckpt}" if ckpt else ""))]),
         ))

@@ -52,6 +52,14 @@ _MAX_TRACEBACK_LINES = 500
 _MAX_ANALYZED = 4096  # characters of a line that are classified; real messages are far shorter
 
 
+_RESUMING = re.compile(
+    r"(?:restoring states from the checkpoint path at|resum(?:ing|e) (?:training )?from (?:checkpoint )?|"
+    r"loading (?:checkpoint|state dict|weights) (?:from )?|loading checkpoint shards from )\s*['\"]?(?P<path>/[^\s'\",]+)",
+    re.IGNORECASE)
+"""A resume naming the checkpoint it loads (Lightning's ``Restoring states from the checkpoint path at``,
+HF Trainer's ``Resuming training from checkpoint``, ``Loading checkpoint from``)."""
+
+
 def _cap(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
 
@@ -140,6 +148,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
     hosts: dict[str, None] = {}
     saved: deque[JobLogEventBase] = deque(maxlen=MAX_CHECKPOINTS_KEPT)
     last_ts: datetime | None = None
+    loading: str | None = None  # the checkpoint a resume said it is loading: what a load failure is about
 
     def emit(kind: str, line: int, rank: int | None, ts: datetime | None, message: str,
              exc: str | None = None, fields: dict[str, str] | None = None) -> None:
@@ -153,6 +162,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
                     setattr(last, name, getattr(more, name))
             seen[kind] -= 1
             return
+        if kind == "checkpoint_load_failure" and loading and not (fields or {}).get("path"):
+            fields = {**(fields or {}), "path": loading}
         if kind == "checkpoint_saved":  # the newest saves matter: keep the last few, not the first
             saved.append(_typed(kind, fields or {}, job=job, file=path, line=line, rank=rank, timestamp=ts,
                                 message=_cap(message)))
@@ -213,6 +224,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
                 watchdogs[key] = w
             continue
 
+        if (resume := _RESUMING.search(stripped)) is not None:
+            loading = resume["path"][:500]
         found = classify(stripped)
         for kind, exc, fields in found:
             emit(kind, lineno, rank, ts, stripped, exc, fields)

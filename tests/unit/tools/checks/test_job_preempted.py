@@ -55,3 +55,14 @@ def test_a_suspended_job_alone_on_its_nodes_is_still_said_to_resume_when_release
     alone = SUSPENDED.splitlines()[0] + "\n" + SUSPENDED.splitlines()[1] + "\n"
     (f,) = check_job_preempted(make_facts(("slurm/squeue.txt", "squeue-text", alone)), JobPreemptedConfig())
     assert "scontrol suspend" in f.message and [a.type for a in f.suggested_actions] == ["notify_owner"]
+
+
+def test_preempted_then_a_failed_next_run_leaves_the_preemption_as_history(make_facts):
+    # sacct with duplicates (the requeued job's two runs), the second FAILED at resume
+    rerun = SACCT.replace("55121|eval|omar|ml|gpu|COMPLETED", "55120|scav-ft|omar|ml|scavenger|FAILED").replace(
+        "|0:0|2026-06-01T01:00:00|2026-06-01T01:05:00|2026-06-01T02:00:00",
+        "|1:0|2026-06-01T01:00:00|2026-06-01T06:40:00|2026-06-01T06:43:00")
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", rerun))
+    (f,) = check_job_preempted(facts, JobPreemptedConfig())
+    assert "next run then ended FAILED" in f.message and f.confidence < 0.5
+    assert [a.type for a in f.suggested_actions] == ["notify_owner"]  # no resubmit: the failure is another finding's

@@ -60,3 +60,16 @@ def test_traceback_behind_a_logging_prefix_and_missing_driver():
     events = [e for e in parse_job_log(text, path="p") if isinstance(e, JobLogEvent)]
     assert [(e.kind, e.line) for e in events] == [("traceback", 1), ("cuda_error", 3)]
     assert events[1].error == "Found no NVIDIA driver on your system"
+
+
+def test_a_load_failure_names_the_checkpoint_the_resume_said_it_loads():
+    text = ("Resuming training from checkpoint /ckpt/run7/checkpoint-4000\n"
+            "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+            "RuntimeError: Error(s) in loading state_dict for LlamaForCausalLM: unexpected EOF, expected 221 more bytes\n")
+    fails = [e for e in parse_job_log(text, path="logs/1/out", job="1")
+             if getattr(e, "kind", None) == "checkpoint_load_failure"]
+    assert fails and all(getattr(e, "path", None) == "/ckpt/run7/checkpoint-4000" for e in fails)
+    # with no resume line, the failure names nothing (the newest save is then the suspect)
+    bare = [e for e in parse_job_log(text.split("\n", 1)[1], path="logs/1/out", job="1")
+            if getattr(e, "kind", None) == "checkpoint_load_failure"]
+    assert bare and all(getattr(e, "path", None) is None for e in bare)
