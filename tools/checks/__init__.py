@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tools.checks.base import CheckSpec
+from tools.checks.checkpoint_stall import CheckpointStallConfig, check_checkpoint_stall
 from tools.checks.checkpoint_corrupt import CheckpointConfig, check_checkpoint_load_failure
 from tools.checks.controller import ControllerConfig, check_controller_unreachable
 from tools.checks.fs_unavailable import FsUnavailableConfig, check_fs_unavailable
@@ -124,6 +125,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                                  needs=("job_log_events",)),
     "io_bandwidth_bound": CheckSpec(check_io_bandwidth_bound, IoBoundConfig, "one job saturates OST bandwidth while GPUs wait",
                                     needs=("job_stats",)),
+    "checkpoint_stall": CheckSpec(check_checkpoint_stall, CheckpointStallConfig,
+                                  "a job standing still for a large share of its time writing checkpoints",
+                                  needs=("job_log_events",)),
     "input_pipeline_bound": CheckSpec(check_input_pipeline_bound, InputPipelineConfig, "all of a job's GPUs evenly under-used",
                                       needs=("gpu_samples",)),
     "k8s_node_not_ready": CheckSpec(check_k8s_node_not_ready, K8sNodeNotReadyConfig,

@@ -368,11 +368,13 @@ class TracebackEvent(JobLogEventBase):
 
 
 class CheckpointEvent(JobLogEventBase):
-    """A checkpoint saved (``path``, ``step``), or failing to write or to load."""
+    """A checkpoint saved (``path``, ``step``, and ``save_s``, the seconds the save took, when the line
+    says), or failing to write or to load. A save line naming no path still counts as a save."""
 
     kind: Literal["checkpoint_saved", "checkpoint_write_failure", "checkpoint_load_failure"]
     path: str | None = None
     step: int | None = None
+    save_s: float | None = None
 
 
 class NanLossEvent(JobLogEventBase):

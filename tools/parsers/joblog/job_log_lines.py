@@ -111,6 +111,11 @@ _ABS_PATH = re.compile(r"""(?:(?<=[\s'"=:])|^)(?P<path>/[^\s'"(),]+)""")
 _CKPT_SAVED_ITER = re.compile(
     r"successfully saved checkpoint (?:from|at) iteration\s+(?P<step>\d+) to (?P<path>/[^\s'\"(),\[]+)", re.IGNORECASE)
 """Megatron-LM's save line: the step is the iteration, the path the checkpoint directory."""
+_CKPT_TOOK = re.compile(
+    r"(?:(?:finished|done) saving (?:the )?checkpoint|saved (?:the )?checkpoint|checkpoint saved)\b.{0,80}?"
+    r"(?:\bin|\btook|,)\s*(?P<s>\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)\b", re.IGNORECASE)
+"""A save that says how long it took (torchtitan's ``Finished saving the checkpoint … in 701.20 seconds``,
+``saved … (98.2 GB, 266.4s)``): the seconds the job stood still when the save is synchronous."""
 _CKPT_STEP = re.compile(r"(?:global_step|step|checkpoint|iter)[_=-]?(?P<n>\d+)|epoch[_=-]?(?P<e>\d+)", re.IGNORECASE)
 _FAILURE_WORDS = re.compile(r"\b(?:error|fail(?:ed|ure)?|exception|cannot|unable)\b", re.IGNORECASE)
 _ENOSPC = re.compile(r"No space left on device|\bENOSPC\b|Errno 28\b|errno 28\b|Disk quota exceeded|\bEDQUOT\b|Errno 122\b")
@@ -304,7 +309,10 @@ def classify(message: str) -> list[Classified]:
         return [fs]
     if _CKPT_LOAD.search(message):
         return [("checkpoint_load_failure", exception_type(message), {})]
+    took = _CKPT_TOOK.search(message)
     mega = _CKPT_SAVED_ITER.search(message)
+    if took and not mega and not _ABS_PATH.search(message) and not _FAILURE_WORDS.search(message):
+        return [("checkpoint_saved", None, {"save_s": took["s"]})]
     if mega:
         return [("checkpoint_saved", None, {"path": mega["path"][:400], "step": str(int(mega["step"]))})]
     saved = _CKPT_SAVED.search(message)
@@ -315,6 +323,8 @@ def classify(message: str) -> list[Classified]:
             step = re.search(r"\bstep[=: ]\s*(\d+)", message, re.IGNORECASE)
             if step:
                 fields["step"] = str(int(step.group(1)))
+            if took:
+                fields["save_s"] = took["s"]
             return [("checkpoint_saved", None, fields)]
     found: list[Classified] = []
     if _CKPT_WRITE.search(message) or (_ENOSPC.search(message) and _SAVING.search(message)):
