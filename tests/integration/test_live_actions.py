@@ -53,7 +53,9 @@ def test_job_actions_execute_verify_and_repeat_harmlessly(state_dir: Path, runne
         assert all("Held" not in o for o in _twice(ex, ActionSpec(type="release_job", job=pending)))
         assert all("TimeLimit=1800s" in o for o in _twice(ex, ActionSpec(type="update_job", job=pending,
                                                                            time_limit_min=30)))
-        begun = _twice(ex, ActionSpec(type="update_job", job=pending, start_time="now"))  # --begin moved to now
+        later = _sbatch(runner, state_dir, tmp_path, "--begin=now+7200")
+        submitted.append(later)
+        begun = _twice(ex, ActionSpec(type="update_job", job=later, start_time="now"))  # its --begin moved to now
         assert all("Reason=BeginTime" not in o for o in begun)
 
         requeued = _twice(ex, ActionSpec(type="requeue_job", job=running))

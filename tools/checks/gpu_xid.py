@@ -218,8 +218,10 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
             culprits=[ref.culprit, *culprits],
             evidence=(n.direct + n.symptoms)[:6],
             strength=strength, confidence=confidence(strength, corroborated=corroborated),
-            # Suspected from symptoms only: a diagnostic confirms it (while the node can still start one).
-            suggested_actions=([] if direct else [ActionSpec(type="run_gpu_diagnostic", node=name, reason=reason)])
+            # Suspected from symptoms only, or a fault that waits for a reset (Xid 63/92, pending fields): a
+            # diagnostic confirms it (while the node can still start one, or once its job has drained off).
+            suggested_actions=([] if direct and n.interrupting
+                               else [ActionSpec(type="run_gpu_diagnostic", node=name, reason=reason)])
             + take_out_of_service(facts, ref, reason) + follow,
         ))
     return findings

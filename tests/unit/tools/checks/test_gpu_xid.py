@@ -127,7 +127,8 @@ def test_row_remap_pending_drains_the_node_but_leaves_the_running_job_alone(make
                        **{"kernel/gpu017.log": {"node": "gpu017"}})
     (f,) = check_gpu_xid(facts, XidConfig())
     assert f.culprits == ["node:gpu017"] and "row remap pending" in f.message
-    assert [a.type for a in f.suggested_actions] == ["drain_node"]
+    # drained so no new work lands; a diagnostic confirms the GPU once the running job has left
+    assert [a.type for a in f.suggested_actions] == ["run_gpu_diagnostic", "drain_node"]
 
 
 # Fires with victims: the same Xid 63 plus Xid 79 on the node — the GPU is gone and the job with it.
