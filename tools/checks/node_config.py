@@ -20,6 +20,11 @@ class NodeConfigConfig(CheckConfig):
     )
 
 
+def _gpu_mismatch(reason: str) -> bool:
+    low = reason.lower()
+    return "gres" in low or "gpu" in low or not any(w in low for w in ("memory", "cpu", "socket", "tmpdisk", "core"))
+
+
 def check_node_config_mismatch(facts: Facts, cfg: NodeConfigConfig) -> list[Finding]:
     """node_config_mismatch per node in INVAL / INVALID_REG state or drained with a reason saying it
     registered with fewer GPUs, less memory or fewer CPUs than configured.
@@ -42,6 +47,8 @@ def check_node_config_mismatch(facts: Facts, cfg: NodeConfigConfig) -> list[Find
                                     f"Gres={node.gres or '?'} RealMemory={node.real_memory_mib or '?'}",
                                metric="scontrol show node")],
             strength="state", confidence=confidence("state", corroborated=invalid and bool(reason)),
-            suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node.name)],
+            # Missing GPUs are for a GPU diagnostic to confirm; less memory, fewer CPUs or sockets than
+            # slurm.conf says (a crashkernel reservation, a BIOS change) is a configuration fix, no action type.
+            suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node.name)] if _gpu_mismatch(reason) else [],
         ))
     return findings

@@ -50,7 +50,9 @@ def test_invalid_registration_with_fewer_gpus_fires(make_facts):
 
 def test_truncated_low_realmemory_reason_fires_and_planned_drain_does_not(make_facts):
     facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO), ("slurm/sinfo_R.txt", "sinfo-reasons-text", SINFO_R))
-    assert [f.culprits for f in check_node_config_mismatch(facts, NodeConfigConfig())] == [["node:gpu030"]]
+    (f,) = check_node_config_mismatch(facts, NodeConfigConfig())
+    assert f.culprits == ["node:gpu030"]
+    assert f.suggested_actions == []  # less memory than slurm.conf says: a config fix, not a GPU diagnostic
 
 
 def test_healthy_registered_node_does_not_fire(make_facts):
