@@ -8,7 +8,7 @@ from tools.checks.base import CheckConfig
 from tools.checks.base import kernel_evidence
 from tools.facts import Facts
 from tools.knowledge.precedence import confidence
-from tools.models.logs import SlurmMessageEvent, SlurmNodeEvent
+from tools.models.logs import KernelEvent, SlurmMessageEvent, SlurmNodeEvent
 from tools.models.findings import Evidence, Finding
 
 __all__ = ["ControllerConfig", "check_controller_unreachable"]
@@ -47,19 +47,40 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
         return [_past_outage(log_lines, answered, restarts)] + dbd
     hosts_killed = sorted({e.node for e in killed if e.node and e.process == "slurmctld"})
     hosts = sorted({e.controller for e in down if e.controller} | set(hosts_killed))
+    munge, clocks = _munge_clock(facts)
     evidence = [Evidence(text=e.message[:300], file=e.path) for e in errors[:4]]
     evidence += [Evidence(text=e.message[:300], file=e.file, line=e.line) for e in (down[:2] + log_lines[:3])]
     evidence += [kernel_evidence(e) for e in killed[:2]]
+    evidence += [kernel_evidence(e) for e in munge[:1] + clocks[:2]]
+    skewed = sorted({e.node for e in clocks if e.node})
     return [Finding(
         check="controller_unreachable", root_cause="controller_unreachable",
         message=f"{len(errors)} recorded Slurm command(s) and {len(log_lines)} log line(s) could not reach slurmctld"
         + (f"; slurmctld on {', '.join(hosts)} is down" if hosts else "")
-        + (f" (the kernel OOM killer ended {', '.join(sorted({e.process or '?' for e in killed}))})" if killed else ""),
-        culprits=[f"node:{h}" for h in hosts], evidence=evidence,
+        + (f" (the kernel OOM killer ended {', '.join(sorted({e.process or '?' for e in killed}))})" if killed else "")
+        + (f"; MUNGE credentials arrive expired and the clock of {', '.join(skewed)} is not synchronised: "
+           "fix its time source (chrony/NTP), then munged" if munge and skewed else ""),
+        culprits=[f"node:{h}" for h in hosts + [n for n in skewed if n not in hosts]], evidence=evidence[:8],
         strength="state" if (errors or hosts) else "symptom",
         confidence=confidence("state" if (errors or hosts) else "symptom", corroborated=bool(errors and (hosts or log_lines))),
         suggested_actions=[],
     )] + dbd
+
+
+_MUNGE_TIME = ("expired credential", "rewound credential", "credential replayed")
+_CLOCK_TROUBLE = ("can't synchronise", "no selectable sources", "system clock wrong", "clock unsynchronized",
+                  "time reset", "skew is too large", "no servers can be used", "timed out waiting for reply")
+
+
+def _munge_clock(facts: Facts) -> tuple[list[KernelEvent], list[KernelEvent]]:
+    """MUNGE refusing credentials for their time (``Munge decode failed: Expired credential``: the encoding
+    host's clock is off by more than the credential's TTL), and the nodes whose time service says their clock
+    is not synchronised (chronyd, ntpd, systemd-timesyncd, the kernel's clocksource watchdog)."""
+    munge = [e for e in facts.kernel_events if any(w in e.message.lower() for w in _MUNGE_TIME)]
+    if not munge:
+        return [], []
+    clocks = [e for e in facts.kernel_events if any(w in e.message.lower() for w in _CLOCK_TROUBLE)]
+    return munge, clocks
 
 
 _ANSWERING = ("squeue", "sinfo", "sdiag", "scontrol")

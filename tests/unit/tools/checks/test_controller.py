@@ -118,3 +118,22 @@ def test_a_restart_does_not_excuse_commands_failing_at_capture(make_facts):
                        ("kernel/ctl.log", "kernel-log", RESTART), **{LOG: {"job": "1186044"}, "kernel/ctl.log": {"node": "ctl"}})
     (f,) = check_controller_unreachable(facts, ControllerConfig())
     assert f.root_cause == "controller_unreachable"
+
+
+# slurmctld refusing a node's credentials for their time, and that node's systemd-timesyncd giving up.
+MUNGE = "Mar 04 10:01:00 ctl slurmctld[951]: error: Munge decode failed: Rewound credential\n"
+TIMESYNC = ("Mar 04 09:58:12 sub01 systemd-timesyncd[612]: Timed out waiting for reply from 10.1.0.1:123 (ntp1).\n"
+            "Mar 04 09:58:40 sub01 systemd-timesyncd[612]: No servers can be used, exiting.\n")
+
+
+def test_expired_munge_credentials_name_the_host_whose_clock_is_off(make_facts):
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE_ERR), ("kernel/ctl.log", "kernel-log", MUNGE),
+                       ("kernel/sub01.log", "kernel-log", TIMESYNC),
+                       **{"kernel/ctl.log": {"node": "ctl"}, "kernel/sub01.log": {"node": "sub01"}})
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert f.root_cause == "controller_unreachable" and f.culprits == ["node:sub01"] and "clock of sub01" in f.message
+    # a time service complaining with no credential refused anywhere names no one
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE_ERR), ("kernel/sub01.log", "kernel-log", TIMESYNC),
+                       **{"kernel/sub01.log": {"node": "sub01"}})
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert f.culprits == []
