@@ -43,6 +43,7 @@ from tools.checks.node_config import NodeConfigConfig, check_node_config_mismatc
 from tools.checks.node_failure_history import NodeHistoryConfig, check_node_failure_history
 from tools.checks.node_software import NodeSoftwareConfig, check_node_software_fault
 from tools.checks.node_unresponsive import UnresponsiveConfig, check_node_not_responding
+from tools.checks.pause_storm import PauseStormConfig, check_pause_storm
 from tools.checks.pending import PendingConfig, check_job_pending_blocked
 from tools.checks.silent_corruption import NanConfig, check_nan_on_one_node
 from tools.checks.storage_full import StorageFullConfig, check_storage_full
@@ -72,6 +73,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "interconnect_link_down": CheckSpec(check_interconnect_link_down, InterconnectConfig,
                                         "InfiniBand/RoCE link down or flapping, NVLink errors, IB counters, NIC transport errors",
                                         needs=_LOGS + ("gpu_samples",)),
+    "pause_storm": CheckSpec(check_pause_storm, PauseStormConfig,
+                             "a host flooding a RoCE fabric with PFC pause frames (NIC pause-storm prevention)",
+                             needs=("gpu_samples",)),
     "nccl_collective_failure": CheckSpec(check_nccl_collective_failure, NcclConfig,
                                          "NCCL timeouts and remote errors in job logs", needs=("job_log_events",)),
     "gpu_straggler": CheckSpec(check_gpu_straggler, StragglerConfig, "one node's GPUs far below its job peers",
