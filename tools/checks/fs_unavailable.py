@@ -8,11 +8,11 @@ from collections import defaultdict
 
 from tools.checks.base import CheckConfig, job_culprits, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import affected_jobs, first_seen, job_nodes
+from tools.facts.queries import ENDED_BADLY, affected_jobs, first_seen, job_nodes, job_state
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import FsClientEvent, FsErrorEvent, LustreEvent
-from tools.platform import node_ref, take_out_of_service
+from tools.platform import node_ref, take_out_of_service, victims
 
 __all__ = ["FsUnavailableConfig", "check_fs_unavailable"]
 
@@ -122,16 +122,20 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
         events = per_node[node]
         ref = node_ref(facts, node)
         jobs = affected_jobs(facts, [node], since=first_seen(facts, events))
+        # The jobs that ended badly there lost their work to the client: resubmitted without the node.
+        lost, again = victims(facts, ref, f"file-system client down on {node}",
+                              jobs=[j for j in jobs if job_state(facts, j) in ENDED_BADLY])
+        lost += [c for c in job_culprits(jobs) if c not in lost]
         fss = sorted({f for e in events if (f := _fs_name(e))})
         findings.append(Finding(
             check="fs_unavailable", root_cause="fs_client_fault",
             message=f"{node}: file-system client down ({len(events)} error event(s)"
             + (f" on {', '.join(fss)}" if fss else "") + f"; {len(per_node)} of {len(logged | set(per_node))} node(s) "
             "with logs report errors, the others reach the servers)",
-            culprits=[ref.culprit, *job_culprits(jobs)],
+            culprits=[ref.culprit, *lost],
             evidence=[_evidence(e) for e in events[:4]],
             strength="direct", confidence=confidence("direct", corroborated=len(events) >= 2 * cfg.min_events),
-            suggested_actions=take_out_of_service(facts, ref, "file-system client down on this node"),
+            suggested_actions=take_out_of_service(facts, ref, "file-system client down on this node") + again,
         ))
     rest = {n: evs for n, evs in per_node.items() if n not in clients}
     if rest or down_targets:

@@ -151,3 +151,17 @@ def test_stale_handles_in_a_single_node_jobs_log_name_that_node(make_facts):
     (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
     assert f.root_cause == "fs_client_fault" and f.culprits[:2] == ["node:hgx17", "job:2211555"]
     assert f.evidence[0].file == "logs/2211555/eval.err"
+
+
+def test_a_job_that_failed_on_the_expelled_client_is_resubmitted_without_it(make_facts):
+    # sacct -P (24.05 layout, NodeList last): job 2211777 died on hgx09 after the expel; 2211540 still runs there.
+    sacct = ("JobID|JobName|User|State|ExitCode|Start|End|NodeList\n"
+             "2211777|gromacs|ines|FAILED|1:0|2026-11-29T09:00:00|2026-11-29T14:23:10|hgx[09-10]\n")
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("slurm/sacct.txt", "sacct-text", sacct),
+                       *[(f"kernel/{n}.log", "kernel-log", t) for n, t in
+                         {"hgx09": GPFS_EXPEL, "hgx10": QUIET, "hgx17": QUIET, "hgx02": QUIET}.items()],
+                       **{f"kernel/{n}.log": {"node": n} for n in ("hgx09", "hgx10", "hgx17", "hgx02")})
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert "job:2211777" in f.culprits and "job:2211540" in f.culprits
+    (again,) = [a for a in f.suggested_actions if a.type == "resubmit_from_checkpoint"]
+    assert (again.job, again.exclude_nodes) == ("2211777", ["hgx09"])  # the running job is left alone
