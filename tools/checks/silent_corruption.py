@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from tools.checks.base import CheckConfig, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import rank_node
+from tools.facts.queries import job_nodes, rank_node, same_run_jobs
 from tools.knowledge.precedence import confidence
 from tools.platform import node_ref, resubmit_specs, take_out_of_service
 from tools.models.findings import ActionSpec, Finding
@@ -24,6 +24,13 @@ class NanConfig(CheckConfig):
 
 _NAN = re.compile(r"\b(?:nan|inf)\b", re.IGNORECASE)
 _NAN_SUBJECT = re.compile(r"loss|grad", re.IGNORECASE)
+_FIRST_RERUN = re.compile(
+    r"Rank (?P<rank>\d+), node (?P<node>[A-Za-z0-9][\w.-]{0,63}), device (?P<dev>\d+), iteration #(?P<it>\d+): "
+    r"First rerun: unexpected result is (?P<not>not )?reproducible")
+_PERSISTENT = re.compile(r"Possible persistent error")
+"""Megatron-LM's rerun state machine (RerunMode.VALIDATE_RESULTS): a NaN or spiky result is recomputed on the
+same GPU, then on another; reproducible on the first GPU but not elsewhere is a GPU giving wrong answers
+every time (``Possible persistent error``); not even reproducible on the same GPU is a transient fault."""
 _NAMED_NODE = re.compile(r"\bnode:? (?P<node>[A-Za-z0-9][\w.-]{0,63})")
 
 
@@ -56,9 +63,9 @@ def check_nan_on_one_node(facts: Facts, cfg: NanConfig) -> list[Finding]:
     for e in facts.job_events_of("nan_loss", "traceback"):
         if e.job and _is_nan_report(e):
             by_job[e.job].append(e)
-    findings: list[Finding] = []
+    findings: list[Finding] = _rerun_verdicts(facts)
     for job, events in by_job.items():
-        if len(events) < cfg.min_events:
+        if len(events) < cfg.min_events or any(f"job:{job}" in f.culprits for f in findings):
             continue
         j = facts.job(job) or facts.acct_job(job)
         if not j or len(j.nodes) < 2:
@@ -80,3 +87,38 @@ def check_nan_on_one_node(facts: Facts, cfg: NanConfig) -> list[Finding]:
                                *resubmit_specs(facts, [job], [node], f"NaNs from {node}'s GPUs")],
         ))
     return findings
+
+
+def _rerun_verdicts(facts: Facts) -> list[Finding]:
+    """silent_data_corruption from Megatron's own result validation: the GPU that reproduced a wrong result
+    which a different GPU did not (``Possible persistent error`` in the same training run), or that could not
+    even reproduce it itself (a transient fault). The run's newest job is resubmitted without the node."""
+    out: list[Finding] = []
+    for first in facts.job_events_of("generic"):
+        m = _FIRST_RERUN.search(first.message)
+        if not m or not first.job:
+            continue
+        # The verdict comes from the resumed run (often a new job id): the same run, or the same iteration
+        run = same_run_jobs(facts, first.job)
+        persistent = [e for e in facts.job_events_of("generic") if _PERSISTENT.search(e.message)
+                      and (e.job in run or f"iteration #{m['it']}:" in e.message)]
+        if not m["not"] and not persistent:
+            continue  # reproducible on the same GPU, no verdict from another GPU yet: the data or the code
+        node = m["node"]
+        if facts.node(node) is None and facts.k8s_node(node) is None and node not in job_nodes(facts, first.job):
+            continue  # a name no record knows: quoted by unexplained_signals, not blamed
+        newest = (persistent[-1].job if persistent else None) or first.job
+        verdict = "gives the same wrong result every time, a different GPU does not" if persistent else \
+            "could not reproduce its own result (a transient fault)"
+        out.append(Finding(
+            check="nan_on_one_node", root_cause="silent_data_corruption",
+            message=f"Megatron's result validation: GPU {m['dev']} of {node} (rank {m['rank']}) {verdict}",
+            culprits=[f"node:{node}", f"job:{newest}"],
+            evidence=[log_evidence(first)] + [log_evidence(e) for e in persistent[:1]],
+            strength="direct" if persistent else "symptom", confidence=confidence("direct" if persistent else "symptom"),
+            suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node, reason="GPU fails result validation"),
+                               *take_out_of_service(facts, node_ref(facts, node), "GPU fails Megatron result validation"),
+                               *resubmit_specs(facts, [newest], [node], f"wrong results from {node}'s GPU")],
+        ))
+        break  # one verdict per snapshot is the rule; the first names the GPU
+    return out

@@ -78,3 +78,24 @@ def test_hostile_log_text_is_only_quoted(make_facts):
     hostile = MEGATRON.replace("node: gpu-a-022", "node: $(reboot)")
     (f,) = check_nan_on_one_node(_facts(make_facts, hostile), NanConfig())
     assert f.culprits == ["node:gpu-a-022", "job:1185012"] and "$(reboot)" in f.evidence[0].text
+
+
+# Megatron's rerun state machine in one job: the NaN could not even be reproduced on the same GPU.
+TRANSIENT = ("[rank9]: ERROR:megatron.core.rerun_state_machine:Rank 9, node gpu-a-022, device 1, iteration #4100: "
+             "First rerun: unexpected result is not reproducible within the tolerance (nan != 2.31). Likely transient error\n")
+REPRODUCED = TRANSIENT.replace("is not reproducible within the tolerance (nan != 2.31). Likely transient error",
+                               "is reproducible within the tolerance (nan = nan). Need to rerun on a different GPU")
+
+
+def test_a_gpu_failing_megatrons_result_validation_is_named(make_facts):
+    (f,) = check_nan_on_one_node(_facts(make_facts, TRANSIENT), NanConfig())
+    assert f.root_cause == "silent_data_corruption" and f.culprits == ["node:gpu-a-022", "job:1185012"]
+    assert "transient" in f.message
+    assert [a.type for a in f.suggested_actions][:2] == ["run_gpu_diagnostic", "drain_node"]
+    # reproducible on its own GPU with no verdict from another GPU yet: nothing to blame the GPU for
+    assert check_nan_on_one_node(_facts(make_facts, REPRODUCED), NanConfig()) == []
+    # ... until the resumed run on another GPU says the first was wrong
+    verdict = ("[rank9]: ERROR:megatron.core.rerun_state_machine:Rank 9, node gpu-a-021, device 1, iteration #4100: "
+               "Possible persistent error!\n")
+    (f,) = check_nan_on_one_node(_facts(make_facts, REPRODUCED + verdict), NanConfig())
+    assert f.culprits[0] == "node:gpu-a-022" and "every time" in f.message and f.strength == "direct"
