@@ -43,7 +43,8 @@ def test_job_actions_execute_verify_and_repeat_harmlessly(state_dir: Path, runne
     lay = Layout.of(state_dir)
     pending = _sbatch(runner, state_dir, tmp_path, "--begin=now+3600")
     running = _sbatch(runner, state_dir, tmp_path)
-    submitted = [pending, running]
+    later = _sbatch(runner, state_dir, tmp_path, "--begin=now+7200")
+    submitted = [pending, running, later]
     try:
         jobs.wait_job_state(lay, running, {"RUNNING"}, timeout_s=60)
         ex = Executor.make(tmp_path, runner, collect_live(sandbox_config(state_dir), runner=runner).ctx.facts)
@@ -53,8 +54,6 @@ def test_job_actions_execute_verify_and_repeat_harmlessly(state_dir: Path, runne
         assert all("Held" not in o for o in _twice(ex, ActionSpec(type="release_job", job=pending)))
         assert all("TimeLimit=1800s" in o for o in _twice(ex, ActionSpec(type="update_job", job=pending,
                                                                            time_limit_min=30)))
-        later = _sbatch(runner, state_dir, tmp_path, "--begin=now+7200")
-        submitted.append(later)
         begun = _twice(ex, ActionSpec(type="update_job", job=later, start_time="now"))  # its --begin moved to now
         assert all("Reason=BeginTime" not in o for o in begun)
 
