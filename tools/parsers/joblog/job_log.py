@@ -58,6 +58,8 @@ _RESUMING = re.compile(
     re.IGNORECASE)
 """A resume naming the checkpoint it loads (Lightning's ``Restoring states from the checkpoint path at``,
 HF Trainer's ``Resuming training from checkpoint``, ``Loading checkpoint from``)."""
+_LINK_TARGET = re.compile(r"\s+->\s+(?P<path>/[^\s'\",]+)")
+"""``latest -> /ckpt/step_038000`` after it: the file actually read."""
 
 
 def _cap(text: str) -> str:
@@ -225,7 +227,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None) -> list[JobLo
             continue
 
         if (resume := _RESUMING.search(stripped)) is not None:
-            loading = resume["path"][:500]
+            target = _LINK_TARGET.search(stripped, resume.end())  # "latest -> step_038000": the file read
+            loading = (target["path"] if target else resume["path"])[:500]
         found = classify(stripped)
         for kind, exc, fields in found:
             emit(kind, lineno, rank, ts, stripped, exc, fields)
