@@ -12,6 +12,7 @@ from tools.errors import ParseError, UnknownFormatError
 from tools.facts.model import ArtifactInfo, Facts
 from tools.models.gpu import GpuStatus, MetricSample
 from tools.models.k8s import K8sEvent, K8sNode, K8sPod
+from tools.models.k8s_objects import K8sResourceQuota, K8sWorkload
 from tools.models.logs import JobLogEventBase, JobLogSummary, KernelEventBase
 from tools.models.lustre import JobStatsEntry, LfsDfRow, MdtStats
 from tools.models.slurm import NodeReason, SacctRecord, SlurmClientError, SlurmJob, SlurmNode
@@ -34,6 +35,8 @@ _ROUTES: dict[type, str] = {
     K8sNode: "k8s_nodes",
     K8sPod: "k8s_pods",
     K8sEvent: "k8s_events",
+    K8sWorkload: "k8s_workloads",
+    K8sResourceQuota: "k8s_quotas",
 }
 
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from tools.models.gpu import GpuStatus, MetricSample
 from tools.models.k8s import K8sEvent, K8sNode, K8sPod
+from tools.models.k8s_objects import K8sResourceQuota, K8sWorkload
 from tools.models.logs import JobLogEvent, JobLogSummary, KernelEvent
 from tools.models.lustre import JobStatsEntry, LfsDfRow, MdtStats
 from tools.models.slurm import NodeReason, SacctRecord, SlurmClientError, SlurmJob, SlurmNode
@@ -70,6 +71,9 @@ class Facts(BaseModel):
     k8s_nodes: list[K8sNode] = Field(default_factory=list)
     k8s_pods: list[K8sPod] = Field(default_factory=list)
     k8s_events: list[K8sEvent] = Field(default_factory=list)
+    k8s_workloads: list[K8sWorkload] = Field(default_factory=list)
+    """Objects that create pods (Jobs, Deployments, operators' jobs such as PyTorchJob), as read."""
+    k8s_quotas: list[K8sResourceQuota] = Field(default_factory=list)
     other: list[BaseModel] = Field(default_factory=list)
     """Parsed records of kinds no check reads yet (sdiag, ...)."""
     unreadable: list[Unreadable] = Field(default_factory=list)
@@ -233,7 +237,7 @@ class Facts(BaseModel):
         recorded error output counts: it is evidence). 0 means nothing could be read at all."""
         lists = ("jobs", "nodes", "node_reasons", "acct", "slurm_errors", "md_stats", "job_stats", "lfs_df",
                  "gpu_samples", "gpu_status", "kernel_events", "job_log_events", "job_logs", "k8s_nodes",
-                 "k8s_pods", "k8s_events", "other")
+                 "k8s_pods", "k8s_events", "k8s_workloads", "k8s_quotas", "other")
         return sum(len(getattr(self, name)) for name in lists) + sum(1 for a in self.artifacts if a.read)
 
     def node_names(self) -> set[str]:

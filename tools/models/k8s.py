@@ -17,6 +17,10 @@ __all__ = [
     "MIG_RESOURCE_PREFIX",
     "K8sCondition",
     "K8sTaint",
+    "K8sToleration",
+    "K8sSelectorRequirement",
+    "K8sNodeSelectorTerm",
+    "K8sPlacement",
     "K8sNode",
     "K8sContainerStatus",
     "K8sPod",
@@ -83,7 +87,8 @@ class K8sNode(BaseModel):
     gpu_product: str | None = None
     """Label ``nvidia.com/gpu.product`` (GPU feature discovery), e.g. ``NVIDIA-A100-SXM4-80GB``."""
     labels: dict[str, str] = Field(default_factory=dict)
-    """Labels of interest only: ``nvidia.com/*``, ``node-role.kubernetes.io/*``, instance type, zone."""
+    """The node's labels (at most 128; ``nvidia.com/*`` ones first), which pods' nodeSelectors and node affinity
+    are matched against."""
     kubelet_version: str | None = None
 
     @property
@@ -96,6 +101,48 @@ class K8sNode(BaseModel):
         """True when the node advertises GPUs or is labelled as having them."""
         return bool(self.capacity_gpu) or self.gpu_product is not None or \
             self.labels.get("nvidia.com/gpu.present") == "true"
+
+
+class K8sToleration(BaseModel):
+    """One ``spec.tolerations`` entry."""
+
+    key: str | None = None
+    """None (with operator Exists) tolerates every taint."""
+    operator: str = "Equal"
+    """``Equal`` or ``Exists``."""
+    value: str | None = None
+    effect: str | None = None
+    """None tolerates every effect."""
+
+
+class K8sSelectorRequirement(BaseModel):
+    """One ``matchExpressions`` entry of a node selector term."""
+
+    key: str
+    operator: str
+    """``In``, ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt``, ``Lt``."""
+    values: list[str] = Field(default_factory=list)
+
+
+class K8sNodeSelectorTerm(BaseModel):
+    """One term of ``requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms`` (terms are ORed, the
+    requirements of one term ANDed)."""
+
+    match_expressions: list[K8sSelectorRequirement] = Field(default_factory=list)
+    match_fields: list[K8sSelectorRequirement] = Field(default_factory=list)
+    """``metadata.name`` requirements (DaemonSet pods pin themselves to their node this way)."""
+
+
+class K8sPlacement(BaseModel):
+    """Where a pod may be placed, as its spec says: selector, required node affinity, tolerations."""
+
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    """``spec.nodeSelector``: every label must be on the node with exactly this value."""
+    affinity_terms: list[K8sNodeSelectorTerm] = Field(default_factory=list)
+    """Required node affinity; empty when the pod has none (any node matches)."""
+    tolerations: list[K8sToleration] = Field(default_factory=list)
+    runtime_class: str | None = None
+    """``spec.runtimeClassName`` (e.g. ``nvidia``), whose handler the node's container runtime must know."""
 
 
 class K8sContainerStatus(BaseModel):
@@ -124,7 +171,7 @@ class K8sContainerStatus(BaseModel):
 
 
 class K8sPod(BaseModel):
-    """A Pod: where it runs (or why not), its containers' states and what it requests."""
+    """A Pod: where it runs (or why not, and where it may), its containers' states and what it requests."""
 
     namespace: str
     name: str
@@ -163,6 +210,8 @@ class K8sPod(BaseModel):
     ready: bool | None = None
     """Status of the ``Ready`` condition."""
     start_time: datetime | None = None
+    placement: K8sPlacement = Field(default_factory=K8sPlacement)
+    """Where the pod may run: nodeSelector, required node affinity, tolerations, runtime class."""
 
     @property
     def ref(self) -> str:

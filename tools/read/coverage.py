@@ -28,7 +28,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "kernel_logs": ("kernel_events",),
     "job_logs": ("job_logs",),
     "lustre": ("md_stats", "job_stats", "lfs_df"),
-    "kubernetes": ("k8s_nodes", "k8s_pods", "k8s_events"),
+    "kubernetes": ("k8s_nodes", "k8s_pods", "k8s_events", "k8s_workloads", "k8s_quotas"),
 }
 """Evidence families and the Facts lists that hold them."""
 

@@ -9,6 +9,7 @@ import pytest
 
 from tools.errors import ParseError
 from tools.models.k8s import K8sEvent, K8sNode, K8sPod
+from tools.models.k8s_objects import K8sOtherObject, K8sResourceQuota, K8sWorkload
 from tools.parsers import parse_artifact
 from tools.parsers.k8s import k8s_json
 from tools.parsers.k8s.k8s_json import parse_k8s_json
@@ -27,7 +28,8 @@ def _parse(name: str) -> list:
 @pytest.mark.parametrize("fixture", GOOD, ids=lambda p: p.name)
 def test_every_good_fixture_parses_to_typed_objects_citing_the_file(fixture: Path) -> None:
     objs = _parse(fixture.name)
-    assert objs and all(isinstance(o, (K8sNode, K8sPod, K8sEvent)) for o in objs)
+    assert objs and all(isinstance(o, (K8sNode, K8sPod, K8sEvent, K8sWorkload, K8sResourceQuota, K8sOtherObject))
+                        for o in objs)
     assert {o.file for o in objs} == {f"k8s/{fixture.name}"}
 
 
@@ -40,7 +42,9 @@ def test_nodelist_items_without_kind_take_the_list_kind_and_quantities_are_parse
     assert degraded.allocatable_cpu == 127.5  # "127500m"
     assert degraded.capacity_memory_bytes == 2113389588 * 1024  # "2113389588Ki"
     assert degraded.gpu_product == "NVIDIA-A100-SXM4-80GB" and degraded.kubelet_version == "v1.29.6"
-    assert "beta.kubernetes.io/arch" not in degraded.labels and degraded.labels["nvidia.com/gpu.count"] == "8"
+    # Every label is kept (nodeSelectors may name any of them), nvidia.com/* first.
+    assert degraded.labels["beta.kubernetes.io/arch"] == "amd64" and degraded.labels["nvidia.com/gpu.count"] == "8"
+    assert next(iter(degraded.labels)).startswith("nvidia.com/")
     assert (lost.ready_status, lost.ready_reason, lost.ready_message) == (
         "Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status.")
     assert lost.ready_since == datetime(2026, 3, 4, 9, 48, 40, tzinfo=timezone.utc)
@@ -104,9 +108,55 @@ def test_events_k8s_io_v1_shape_uses_regarding_note_and_series() -> None:
     assert "Insufficient nvidia.com/gpu" in sched.message
 
 
-def test_kubectl_list_skips_other_kinds() -> None:
-    (pod,) = _parse("1.29-kubectl-list-mixed.json")
+def test_kubectl_list_records_other_kinds_by_kind_and_name() -> None:
+    pod, svc = _parse("1.29-kubectl-list-mixed.json")
     assert isinstance(pod, K8sPod) and pod.name == "nvidia-device-plugin-daemonset-7xk2p"
+    assert isinstance(svc, K8sOtherObject) and (svc.kind, svc.namespace) == ("Service", "kube-system")
+
+
+def test_resourcequota_list_hard_and_used_as_numbers() -> None:
+    compute, counts = _parse("1.26-resourcequota-list.json")
+    assert isinstance(compute, K8sResourceQuota) and (compute.namespace, compute.name) == ("nlp", "compute")
+    assert compute.hard["requests.nvidia.com/gpu"] == 16 and compute.used["requests.nvidia.com/gpu"] == 16
+    assert compute.used["limits.cpu"] == 96.5 and compute.hard["requests.memory"] == 2 * 2**40
+    assert compute.headroom("requests.nvidia.com/gpu") == 0 and compute.headroom("limits.memory") is None
+    # No status yet (the quota controller has not synced): the spec's hard limits, nothing used.
+    assert counts.hard == {"count/jobs.batch": 50, "pods": 100} and counts.used == {}
+
+
+def test_batch_v1_joblist_items_take_the_list_kind() -> None:
+    stuck, done = _parse("1.30-joblist-batch-v1.json")
+    assert isinstance(stuck, K8sWorkload) and (stuck.kind, stuck.ref, stuck.active) == ("Job", "nlp/eval-sweep-17", 0)
+    (t,) = stuck.templates
+    assert (t.replicas, t.gpu_request) == (2, 4)  # limits only: the request defaults to the limit
+    assert t.placement.node_selector == {"node.kubernetes.io/instance-type": "p4d.24xlarge"}
+    assert [(x.key, x.operator, x.effect) for x in t.placement.tolerations] == [("nvidia.com/gpu", "Exists", "NoSchedule")]
+    assert [(c.type, c.status) for c in done.conditions] == [("Complete", "True")] and done.succeeded == 1
+
+
+def test_kubeflow_pytorchjob_one_template_per_replica_type() -> None:
+    (job,) = _parse("kubeflow-v1-pytorchjob.json")
+    assert isinstance(job, K8sWorkload) and (job.kind, job.api_version) == ("PyTorchJob", "kubeflow.org/v1")
+    master, worker = job.templates
+    assert (master.role, master.replicas, worker.role, worker.replicas, job.gpu_request) == ("Master", 1, "Worker", 3, 8)
+    (term,) = master.placement.affinity_terms
+    assert [(r.key, r.operator, r.values) for r in term.match_expressions] == [
+        ("nvidia.com/gpu.product", "In", ["NVIDIA-H100-80GB-HBM3", "NVIDIA-H200"])]
+    assert worker.placement.node_selector == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    assert job.active == 0 and job.conditions[0].reason == "PyTorchJobCreated"
+
+
+def test_pod_placement_selector_required_affinity_and_tolerations() -> None:
+    (pod,) = _parse("1.22-pod-placement.json")
+    pl = pod.placement
+    assert pl.node_selector == {"kubernetes.io/os": "linux"} and pl.runtime_class == "nvidia"
+    by_label, by_name = pl.affinity_terms  # preferred terms are not requirements and are not read
+    assert [(r.key, r.operator, r.values) for r in by_label.match_expressions] == [
+        ("cloud.google.com/gke-accelerator", "In", ["nvidia-l4"]), ("cloud.google.com/gke-spot", "DoesNotExist", [])]
+    assert [(r.key, r.values) for r in by_name.match_fields] == [("metadata.name", ["gke-l4-pool-2b"])]
+    assert [(t.key, t.operator, t.value, t.effect) for t in pl.tolerations] == [
+        ("nvidia.com/gpu", "Equal", "present", "NoSchedule"), (None, "Exists", None, None),
+        ("node.kubernetes.io/not-ready", "Exists", None, "NoExecute")]
 
 
 def test_status_failure_is_a_parse_error_with_its_message() -> None:
@@ -131,7 +181,13 @@ def test_empty_and_non_utf8_are_parse_errors() -> None:
 
 @pytest.mark.parametrize("body, why", [
     ('[1, 2]', "not a Kubernetes API object"),
-    ('{"kind": "Deployment", "metadata": {}}', "unsupported kind"),
+    ('{"kind": 7, "metadata": {}}', "unsupported kind"),
+    ('{"metadata": {"name": "x"}}', "unsupported kind"),
+    ('{"kind": "Job", "metadata": {"name": "j"}, "spec": {"template": {"spec": {"tolerations": "all"}}}}', "not a list"),
+    ('{"kind": "ResourceQuota", "metadata": {"name": "q"}, "status": {"hard": {"pods": "many"}}}',
+     "not a Kubernetes quantity"),
+    ('{"kind": "Pod", "metadata": {"name": "p"}, "spec": {"affinity": {"nodeAffinity": {'
+     '"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [5]}}}}}', "nodeSelectorTerm"),
     ('{"kind": "NodeList", "items": [{"metadata": {"name": "n"}, "status": {"capacity": {"nvidia.com/gpu": "lots"}}}]}',
      "not a Kubernetes quantity"),
     ('{"kind": "NodeList", "items": [{"metadata": {"name": "n"}, "status": {"capacity": {"memory": "1E1000000000"}}}]}',
@@ -184,3 +240,16 @@ def test_hostile_input_is_data_or_parse_error(case: str) -> None:
         for value in obj.model_dump().values():
             assert not isinstance(value, str) or len(value) <= 1_000
         assert all(len(v) <= 1_000 for v in getattr(obj, "annotations", {}).values())
+
+
+def test_any_other_single_object_is_read_by_kind_and_name() -> None:
+    # A custom resource without pod templates (the GPU Operator's ClusterPolicy) is recorded, not rejected.
+    body = ('{"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "cluster-policy"},'
+            ' "spec": {"driver": {"version": "550.127.08", "upgradePolicy": {"autoUpgrade": true}}}}')
+    (obj,) = parse_k8s_json(body, path="k8s/cp.json")
+    assert isinstance(obj, K8sOtherObject) and (obj.kind, obj.name, obj.namespace) == ("ClusterPolicy", "cluster-policy", None)
+    # A Deployment has a pod template: a workload.
+    dep = ('{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "a"},'
+           ' "spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}}}, "status": {"replicas": 2}}')
+    (w,) = parse_k8s_json(dep, path="k8s/dep.json")
+    assert isinstance(w, K8sWorkload) and (w.templates[0].replicas, w.active, w.gpu_request) == (3, 2, 0)
