@@ -35,8 +35,10 @@ from tools.checks.job_preempted import JobPreemptedConfig, check_job_preempted
 from tools.checks.k8s_crash_loop import K8sCrashLoopConfig, check_k8s_crash_loop
 from tools.checks.k8s_device_plugin import K8sDevicePluginConfig, check_k8s_device_plugin
 from tools.checks.k8s_gpu_capacity import K8sGpuCapacityConfig, check_k8s_gpu_capacity
+from tools.checks.k8s_gpu_feature_labels import K8sGpuLabelsConfig, check_k8s_gpu_feature_labels
 from tools.checks.k8s_image_pull import K8sImagePullConfig, check_k8s_image_pull
 from tools.checks.k8s_node_not_ready import K8sNodeNotReadyConfig, check_k8s_node_not_ready
+from tools.checks.k8s_pod_spec_unschedulable import K8sPodSpecConfig, check_k8s_pod_spec_unschedulable
 from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
 from tools.checks.nccl import NcclConfig, check_nccl_collective_failure
 from tools.checks.node_config import NodeConfigConfig, check_node_config_mismatch
@@ -145,6 +147,12 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "k8s_device_plugin": CheckSpec(check_k8s_device_plugin, K8sDevicePluginConfig,
                                    "NVIDIA GPU stack pods (device plugin, validators, toolkit, DCGM) failing, 0 allocatable GPUs",
                                    needs=_K8S),
+    "k8s_pod_spec_unschedulable": CheckSpec(check_k8s_pod_spec_unschedulable, K8sPodSpecConfig,
+                                            "Pending pods whose nodeSelector/affinity matches no node or that lack the "
+                                            "toleration of the nodes with room", needs=("k8s_pods", "k8s_events")),
+    "k8s_gpu_feature_labels": CheckSpec(check_k8s_gpu_feature_labels, K8sGpuLabelsConfig,
+                                        "a GPU node GPU feature discovery left without its nvidia.com/gpu.* labels",
+                                        needs=("k8s_nodes",)),
 }
 
 

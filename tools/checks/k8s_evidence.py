@@ -12,7 +12,7 @@ from tools.facts import Facts
 from tools.knowledge.xid import APPLICATION_XIDS, HARDWARE_XIDS
 from tools.models.findings import Evidence
 from tools.models.k8s import K8sContainerStatus, K8sEvent, K8sNode, K8sPod
-from tools.models.logs import XidEvent
+from tools.models.logs import JobLogEventBase, XidEvent
 
 __all__ = [
     "APPLICATION_XIDS",
@@ -33,6 +33,7 @@ __all__ = [
     "is_gpu_infra_pod",
     "is_gpu_monitoring_pod",
     "k8s_node",
+    "pod_log_events",
 ]
 
 
@@ -97,6 +98,21 @@ def _by_name(facts: Facts) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for p in facts.k8s_pods:
         out.setdefault(p.name, []).append(p.namespace)
+    return out
+
+
+def pod_log_events(facts: Facts, pod: K8sPod) -> list[JobLogEventBase]:
+    """Classified lines of the pod's own container logs: job-log files recorded for ``namespace/pod`` (or the
+    pod's name), as ``kubectl logs`` printed them."""
+    by_job = facts.cached("k8s_pod_logs", lambda: _group_logs(facts))
+    return by_job.get(pod.ref, []) + by_job.get(pod.name, [])
+
+
+def _group_logs(facts: Facts) -> dict[str, list[JobLogEventBase]]:
+    out: dict[str, list[JobLogEventBase]] = {}
+    for e in facts.job_log_events:
+        if e.job:
+            out.setdefault(e.job, []).append(e)
     return out
 
 
