@@ -39,6 +39,7 @@ from tools.checks.k8s_gpu_feature_labels import K8sGpuLabelsConfig, check_k8s_gp
 from tools.checks.k8s_image_pull import K8sImagePullConfig, check_k8s_image_pull
 from tools.checks.k8s_node_not_ready import K8sNodeNotReadyConfig, check_k8s_node_not_ready
 from tools.checks.k8s_pod_spec_unschedulable import K8sPodSpecConfig, check_k8s_pod_spec_unschedulable
+from tools.checks.k8s_quota_exceeded import K8sQuotaConfig, check_k8s_quota_exceeded
 from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
 from tools.checks.nccl import NcclConfig, check_nccl_collective_failure
 from tools.checks.node_config import NodeConfigConfig, check_node_config_mismatch
@@ -153,6 +154,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "k8s_gpu_feature_labels": CheckSpec(check_k8s_gpu_feature_labels, K8sGpuLabelsConfig,
                                         "a GPU node GPU feature discovery left without its nvidia.com/gpu.* labels",
                                         needs=("k8s_nodes",)),
+    "k8s_quota_exceeded": CheckSpec(check_k8s_quota_exceeded, K8sQuotaConfig,
+                                    "a namespace's ResourceQuota (requests.nvidia.com/gpu) rejects a workload's pods",
+                                    needs=("k8s_events", "k8s_workloads")),
 }
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "container_line",
     "xid_evidence",
     "event_pod_key",
+    "event_namespace",
     "is_gpu_infra_pod",
     "is_gpu_monitoring_pod",
     "k8s_node",
@@ -85,13 +86,37 @@ def pod_events(facts: Facts, namespace: str | None, name: str) -> list[K8sEvent]
 
 def event_pod_key(facts: Facts, ev: K8sEvent) -> tuple[str, str]:
     """(namespace, pod name) an event is about. A ``kubectl get events -n NS`` table has no NAMESPACE
-    column: the namespace is then the one pod of that name that was read, else ``default``."""
+    column: the namespace is then the one the recorded command names, else the one pod of that name that was
+    read, else ``default``."""
     name = ev.object_name or ""
-    ns = ev.object_namespace or ev.namespace
+    ns = event_namespace(facts, ev)
     if ns is None:
         pods = facts.cached("pods_by_name", lambda: _by_name(facts)).get(name, [])
         ns = pods[0] if len(pods) == 1 else "default"
     return ns, name
+
+
+_NS_FLAG = re.compile(r"(?:^|\s)(?:-n|--namespace)[ =]([a-z0-9][a-z0-9.-]*)")
+
+
+def event_namespace(facts: Facts, ev: K8sEvent) -> str | None:
+    """The namespace an event belongs to: its own, else the one namespace the recorded ``kubectl get events -n NS``
+    command names (None when the command names none, several, or all namespaces)."""
+    ns = ev.object_namespace or ev.namespace
+    if ns is not None or ev.file is None:
+        return ns
+    by_file = facts.cached("k8s_cmd_ns", lambda: _command_namespaces(facts))
+    return by_file.get(ev.file)
+
+
+def _command_namespaces(facts: Facts) -> dict[str, str]:
+    out = {}
+    for a in facts.artifacts:
+        cmd = a.command or ""
+        found = set(_NS_FLAG.findall(cmd))
+        if len(found) == 1 and " -A" not in f" {cmd}" and "--all-namespaces" not in cmd:
+            out[a.path] = found.pop()
+    return out
 
 
 def _by_name(facts: Facts) -> dict[str, list[str]]:
