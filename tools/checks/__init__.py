@@ -38,6 +38,8 @@ from tools.checks.k8s_gpu_capacity import K8sGpuCapacityConfig, check_k8s_gpu_ca
 from tools.checks.k8s_gpu_feature_labels import K8sGpuLabelsConfig, check_k8s_gpu_feature_labels
 from tools.checks.k8s_image_pull import K8sImagePullConfig, check_k8s_image_pull
 from tools.checks.k8s_node_not_ready import K8sNodeNotReadyConfig, check_k8s_node_not_ready
+from tools.checks.k8s_node_pressure import K8sNodePressureConfig, check_k8s_node_pressure
+from tools.checks.k8s_pod_sandbox import K8sPodSandboxConfig, check_k8s_pod_sandbox
 from tools.checks.k8s_pod_spec_unschedulable import K8sPodSpecConfig, check_k8s_pod_spec_unschedulable
 from tools.checks.k8s_quota_exceeded import K8sQuotaConfig, check_k8s_quota_exceeded
 from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
@@ -157,6 +159,11 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "k8s_quota_exceeded": CheckSpec(check_k8s_quota_exceeded, K8sQuotaConfig,
                                     "a namespace's ResourceQuota (requests.nvidia.com/gpu) rejects a workload's pods",
                                     needs=("k8s_events", "k8s_workloads")),
+    "k8s_pod_sandbox": CheckSpec(check_k8s_pod_sandbox, K8sPodSandboxConfig,
+                                 "pods a node's container runtime or CNI cannot create a sandbox for (runtime handler "
+                                 "missing, CNI failing)", needs=("k8s_events", "kernel_events")),
+    "k8s_node_pressure": CheckSpec(check_k8s_node_pressure, K8sNodePressureConfig,
+                                   "kubelet DiskPressure / MemoryPressure and the pods it evicted", needs=_K8S),
 }
 
 

@@ -122,7 +122,9 @@ def _command_namespaces(facts: Facts) -> dict[str, str]:
 def _by_name(facts: Facts) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for p in facts.k8s_pods:
-        out.setdefault(p.name, []).append(p.namespace)
+        seen = out.setdefault(p.name, [])
+        if p.namespace not in seen:  # a pod listed in two files is one pod
+            seen.append(p.namespace)
     return out
 
 
