@@ -34,6 +34,7 @@ from tools.checks.lustre_recovery import LustreRecoveryConfig, check_lustre_reco
 from tools.checks.job_preempted import JobPreemptedConfig, check_job_preempted
 from tools.checks.k8s_crash_loop import K8sCrashLoopConfig, check_k8s_crash_loop
 from tools.checks.k8s_device_plugin import K8sDevicePluginConfig, check_k8s_device_plugin
+from tools.checks.k8s_driver_upgrade import K8sDriverUpgradeConfig, check_k8s_driver_upgrade
 from tools.checks.k8s_gpu_capacity import K8sGpuCapacityConfig, check_k8s_gpu_capacity
 from tools.checks.k8s_gpu_feature_labels import K8sGpuLabelsConfig, check_k8s_gpu_feature_labels
 from tools.checks.k8s_image_pull import K8sImagePullConfig, check_k8s_image_pull
@@ -164,6 +165,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                                  "missing, CNI failing)", needs=("k8s_events", "kernel_events")),
     "k8s_node_pressure": CheckSpec(check_k8s_node_pressure, K8sNodePressureConfig,
                                    "kubelet DiskPressure / MemoryPressure and the pods it evicted", needs=_K8S),
+    "k8s_driver_upgrade": CheckSpec(check_k8s_driver_upgrade, K8sDriverUpgradeConfig,
+                                    "nodes the GPU Operator's upgrade controller cordoned for a driver upgrade (normal), "
+                                    "or where that upgrade failed", needs=("k8s_nodes",)),
 }
 
 

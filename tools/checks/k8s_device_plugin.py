@@ -20,9 +20,12 @@ from tools.checks.k8s_evidence import (
     pod_culprit,
     pod_evidence,
     pod_events,
+    pod_log_events,
+    unregistered_plugins,
     xid_evidence,
 )
 from tools.facts import Facts
+from tools.knowledge.gpu_operator import DRIVER_INSTALL_FAILED, is_driver_pod, upgrade_in_progress
 from tools.knowledge.gpu_stack import stack_problem
 from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
@@ -89,18 +92,39 @@ def _waiting_for(facts: Facts, node: K8sNode, no_gpus: bool) -> list[K8sPod]:
             and any(f"Insufficient {r}" in p.scheduled_message for r in wanted)] if wanted else []
 
 
+def _below_plugin(facts: Facts, failing: list[tuple[K8sPod, str]]) -> str | None:
+    """What under the device plugin the failing GPU-stack pods say is broken: the driver stack's own errors in
+    their termination messages or logs, or the driver container itself failing (every operand waits for it)."""
+    said = " ".join(m for p, _ in failing for c in p.containers for m in (c.state_message, c.last_terminated_message) if m)
+    below = stack_problem(said)
+    if below:
+        return below
+    for pod, why in failing:
+        if is_driver_pod(pod):
+            logged = next((e.message for e in pod_log_events(facts, pod) if DRIVER_INSTALL_FAILED.search(e.message)), None)
+            return (f"the NVIDIA driver container {pod.ref} fails ({why})"
+                    + (f": '{logged[:100]}' — no driver for the running kernel" if logged else ""))
+    return None
+
+
 def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Finding]:
     """device_plugin_failure per Ready node where a GPU-stack pod (nvidia-device-plugin, driver or
     container-toolkit daemonset, operator validator) is crash-looping or not ready, or where a GPU
     node (GPUs in capacity, or labelled by GPU feature discovery) has 0 allocatable nvidia.com/gpu.
     Culprits the node and the failing pods; action cordon_node, so no new GPU pod lands there.
 
+    node_software_fault instead when what fails is under the plugin: the pods' messages name a broken driver
+    stack (Fabric Manager down, NVML mismatch, no driver), or the driver container itself fails (every other
+    operand waits for it in its driver-validation init container). A plugin that runs but logs that it cannot
+    register with the kubelet is named as a culprit and restarted (evict_pod: its DaemonSet recreates it and it
+    registers again) instead of cordoning the node.
+
     A node with 0 allocatable GPUs and a hardware Xid (kernel log, DCGM, node events) is left to
     k8s_gpu_capacity / gpu_xid: there the plugin is doing its job. NotReady nodes are left to
-    k8s_node_not_ready.
+    k8s_node_not_ready, nodes the GPU Operator's upgrade controller is upgrading to k8s_driver_upgrade.
 
     Sources: k8s-json pods (container states, owner, node) and nodes (capacity, allocatable, labels);
-    BackOff events; kernel-log / DCGM Xids.
+    BackOff events; the GPU-stack pods' own logs (job-log recorded for namespace/pod); kernel-log / DCGM Xids.
     """
     per_node: dict[str | None, list[tuple[K8sPod, str]]] = defaultdict(list)
     for pod in facts.k8s_pods:
@@ -115,8 +139,8 @@ def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Fi
     findings: list[Finding] = []
     for name in sorted(set(per_node) | zero | set(mig), key=lambda n: n or ""):
         node = k8s_node(facts, name) if name else None
-        if node is not None and node.ready_status in ("False", "Unknown"):
-            continue
+        if node is not None and (node.ready_status in ("False", "Unknown") or upgrade_in_progress(node)):
+            continue  # NotReady: k8s_node_not_ready's; a driver upgrade under way: k8s_driver_upgrade's
         failing = per_node.get(name, [])
         evidence: list[Evidence] = []
         parts = []
@@ -140,11 +164,15 @@ def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Fi
         cordon = name is not None and not (node is not None and node.unschedulable) \
             and (bool(failing) or name in zero)
         # A validator or plugin failing because the node's driver stack is broken (Fabric Manager down,
-        # no driver, NVML mismatch) points under the plugin: the node's software.
-        said = " ".join(m for p, _ in failing for c in p.containers for m in (c.state_message, c.last_terminated_message) if m)
-        below = stack_problem(said)
+        # no driver, NVML mismatch, the driver container itself failing) points under the plugin: the node's software.
+        below = _below_plugin(facts, failing)
         if below:
             parts.append(f"the GPU stack pods report: {below}")
+        # A plugin that runs but cannot register with the kubelet is restarted (its DaemonSet recreates it and it
+        # registers again); the node is fine.
+        unregistered = unregistered_plugins(facts, name) if name and name in zero and not below else []
+        for pod, line in unregistered[:1]:
+            parts.append(f"device plugin {pod.ref} runs but cannot register with the kubelet: {line[:140]}")
         waiting = _waiting_for(facts, node, name in zero) if node is not None else []
         if waiting:
             parts.append(f"{len(waiting)} pod(s) Pending for the GPUs it does not offer")
@@ -152,10 +180,12 @@ def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Fi
             check="k8s_device_plugin", root_cause="node_software_fault" if below else "device_plugin_failure",
             message=f"{where}: " + "; ".join(parts),
             culprits=([node_culprit(name)] if name else []) + [pod_culprit(p) for p, _ in failing]
-            + [pod_culprit(p) for p in waiting[:8]],
+            + [pod_culprit(p) for p, _ in unregistered] + [pod_culprit(p) for p in waiting[:8]],
             evidence=evidence[:5],
             strength="state", confidence=strength_confidence("state", corroborated=bool(failing) and name in zero),
-            suggested_actions=[ActionSpec(type="cordon_node", node=name, reason="GPU device plugin not serving GPUs")]
-            if cordon else [],
+            suggested_actions=[ActionSpec(type="evict_pod", pod=p.name, namespace=p.namespace,
+                                          reason="restart the device plugin so it registers with the kubelet again")
+                               for p, _ in unregistered[:1]]
+            or ([ActionSpec(type="cordon_node", node=name, reason="GPU device plugin not serving GPUs")] if cordon else []),
         ))
     return findings

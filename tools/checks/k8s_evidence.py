@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 
 from tools.facts import Facts
+from tools.knowledge.gpu_operator import PLUGIN_NOT_REGISTERED, is_device_plugin_pod
 from tools.knowledge.xid import APPLICATION_XIDS, HARDWARE_XIDS
 from tools.models.findings import Evidence
 from tools.models.k8s import K8sContainerStatus, K8sEvent, K8sNode, K8sPod
@@ -35,6 +36,7 @@ __all__ = [
     "is_gpu_monitoring_pod",
     "k8s_node",
     "pod_log_events",
+    "unregistered_plugins",
 ]
 
 
@@ -133,6 +135,18 @@ def pod_log_events(facts: Facts, pod: K8sPod) -> list[JobLogEventBase]:
     pod's name), as ``kubectl logs`` printed them."""
     by_job = facts.cached("k8s_pod_logs", lambda: _group_logs(facts))
     return by_job.get(pod.ref, []) + by_job.get(pod.name, [])
+
+
+def unregistered_plugins(facts: Facts, node: str) -> list[tuple[K8sPod, str]]:
+    """NVIDIA device-plugin pods on ``node`` that run but log that they cannot register with the kubelet, each
+    with the line (tools.knowledge.gpu_operator.PLUGIN_NOT_REGISTERED)."""
+    out = []
+    for pod in facts.pods_on(node):
+        if is_device_plugin_pod(pod) and pod.phase == "Running":
+            line = next((e.message for e in pod_log_events(facts, pod) if PLUGIN_NOT_REGISTERED.search(e.message)), None)
+            if line:
+                out.append((pod, line))
+    return out
 
 
 def _group_logs(facts: Facts) -> dict[str, list[JobLogEventBase]]:

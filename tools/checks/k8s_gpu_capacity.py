@@ -24,6 +24,7 @@ from tools.checks.k8s_evidence import (
     pod_culprit,
     pod_evidence,
     pod_events,
+    unregistered_plugins,
     xid_evidence,
 )
 from tools.facts import Facts
@@ -143,6 +144,11 @@ def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Find
             cause, why = "gpu_hardware_fault", "after a GPU hardware Xid"
             actions = [] if node.unschedulable else [ActionSpec(type="cordon_node", node=node.name,
                                                                 reason=f"{lost} GPU(s) unhealthy after hardware Xid")]
+        elif (plugins := unregistered_plugins(facts, node.name)) and not node.allocatable_gpu:
+            # The plugin is not registered with the kubelet: no GPU was judged at all, none is suspect.
+            cause, why = "device_plugin_failure", f"its device plugin {plugins[0][0].ref} cannot register with the kubelet"
+            actions = [ActionSpec(type="evict_pod", pod=plugins[0][0].name, namespace=plugins[0][0].namespace,
+                                  reason="restart the device plugin so it registers with the kubelet again")]
         else:
             cause = "device_plugin_failure"
             why = (f"after Xid {', '.join(map(str, soft))}, not a hardware Xid" if soft
@@ -152,8 +158,10 @@ def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Find
         findings.append(Finding(
             check="k8s_gpu_capacity", root_cause=cause,
             message=(f"{len(blocked)} pod(s) Pending on {_INSUFFICIENT}; node {node.name} advertises "
-                     f"{node.allocatable_gpu or 0} allocatable of {node.capacity_gpu} GPUs ({lost} marked unhealthy by the "
-                     f"device plugin {why}); with them healthy the pod would fit ({used[node.name]} in use)"),
+                     f"{node.allocatable_gpu or 0} allocatable of {node.capacity_gpu} GPUs ("
+                     + (f"{lost} withheld: {why}" if why.startswith("its device plugin") else
+                        f"{lost} marked unhealthy by the device plugin {why}")
+                     + f"); with them healthy the pod would fit ({used[node.name]} in use)"),
             culprits=[node_culprit(node.name), *[pod_culprit((w.namespace, w.name)) for w in blocked[: cfg.max_pod_culprits]]],
             evidence=[node_evidence(node, extra=f"{lost} GPU(s) not allocatable"), *xids[:3],
                       *[ev for w in blocked[:2] for ev in w.evidence]],

@@ -78,7 +78,8 @@ SUPERSEDES: dict[str, tuple[str, ...]] = {
                           "user_code_error", "timeout_without_checkpoint"),
     "controller_unreachable": ("node_unresponsive", "scheduler_wait", "job_stuck_completing"),
     "node_config_mismatch": ("scheduler_wait", "insufficient_gpu_capacity", "device_plugin_failure"),
-    "node_software_fault": ("user_code_error", "scheduler_wait", "crash_loop", "insufficient_gpu_capacity"),
+    "node_software_fault": ("user_code_error", "scheduler_wait", "crash_loop", "insufficient_gpu_capacity",
+                            "device_plugin_failure"),  # a broken driver or runtime leaves the plugin nothing to serve
     "device_plugin_failure": ("insufficient_gpu_capacity", "crash_loop"),
     "job_preempted": ("user_code_error", "scheduler_wait", "timeout_without_checkpoint"),
     "job_held": ("scheduler_wait",),
