@@ -17,7 +17,7 @@ from tools.facts.queries import affected_jobs, newest_checkpoint
 from tools.models.findings import ActionSpec
 
 __all__ = ["PlatformName", "NodeRef", "platform_of", "node_ref", "take_out_of_service", "victims", "resubmit_specs",
-           "job_culprits_collapsed"]
+           "job_culprits_collapsed", "log_owner", "evacuate"]
 
 PlatformName = Literal["slurm", "kubernetes"]
 
@@ -66,6 +66,15 @@ def take_out_of_service(facts: Facts, ref: NodeRef, reason: str) -> list[ActionS
     return [ActionSpec(type="drain_node", node=ref.name, reason=reason)]
 
 
+def evacuate(facts: Facts, ref: NodeRef, reason: str) -> list[ActionSpec]:
+    """The step before a node is rebooted or its GPUs reset: on Kubernetes ``drain_k8s_node`` (cordon, then evict
+    its pods through the Eviction API so their controllers place them elsewhere); nothing more on Slurm, where
+    ``drain_node`` already keeps new jobs off and the jobs hit are resubmitted."""
+    if ref.platform == "kubernetes":
+        return [ActionSpec(type="drain_k8s_node", node=ref.name, reason=reason)]
+    return []
+
+
 def resubmit_specs(facts: Facts, job_ids: list[str], exclude_nodes: list[str], reason: str) -> list[ActionSpec]:
     """resubmit_from_checkpoint proposals for jobs whose work was lost on ``exclude_nodes``, each from its
     run's newest saved checkpoint; where no log names a checkpoint, the owner is told too (the resubmitted
@@ -111,3 +120,12 @@ def job_culprits_collapsed(ids: list[str], *, max_tasks: int = 1) -> list[str]:
         if f"job:{name}" not in out:
             out.append(f"job:{name}")
     return out
+
+
+def log_owner(facts: Facts, key: str, reason: str) -> tuple[str, ActionSpec]:
+    """(culprit, notify_owner proposal) for the workload a job-log file was recorded for: a Slurm job id, or on
+    Kubernetes the ``namespace/pod`` whose container log it is (``kubectl logs``), named and told as a pod."""
+    ns, _, pod = key.rpartition("/")
+    if ns and any(p.namespace == ns and p.name == pod for p in facts.k8s_pods):
+        return f"pod:{key}", ActionSpec(type="notify_owner", pod=pod, namespace=ns, reason=reason)
+    return f"job:{key}", ActionSpec(type="notify_owner", job=key, reason=reason)

@@ -6,7 +6,8 @@ from tools.checks.base import CheckConfig, log_evidence
 from tools.facts import Facts
 from tools.knowledge.precedence import confidence
 from tools.models.logs import CudaOomEvent
-from tools.models.findings import ActionSpec, Finding
+from tools.models.findings import Finding
+from tools.platform import log_owner
 
 __all__ = ["GpuOomConfig", "check_job_cuda_oom"]
 
@@ -37,13 +38,13 @@ def check_job_cuda_oom(facts: Facts, cfg: GpuOomConfig) -> list[Finding]:
                 and (reserved - allocated) / total >= cfg.fragmentation_ratio:
             note = (f"; {reserved - allocated:.2f} GiB reserved but unallocated of {total:.2f} GiB: "
                     "allocator fragmentation (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)")
+        culprit, notify = log_owner(facts, job, "CUDA out of memory" + note)  # a Slurm job, or a pod's log
         findings.append(Finding(
             check="job_cuda_oom", root_cause="gpu_oom",
-            message=f"job {job}: {len(events)} CUDA out-of-memory error(s){note}",
-            culprits=[f"job:{job}"] if job != "?" else [],
+            message=f"{culprit.split(':', 1)[0]} {job}: {len(events)} CUDA out-of-memory error(s){note}",
+            culprits=[culprit] if job != "?" else [],
             evidence=[log_evidence(e) for e in events[:3]],
             strength="symptom", confidence=confidence("symptom", corroborated=True),
-            suggested_actions=[ActionSpec(type="notify_owner", job=job, reason="CUDA out of memory" + note)]
-            if job != "?" else [],
+            suggested_actions=[notify] if job != "?" else [],
         ))
     return findings

@@ -26,7 +26,7 @@ from tools.knowledge.precedence import confidence
 from tools.knowledge.xid import HARDWARE_XIDS, NON_INTERRUPTING_XIDS, RECOVERY_XID, describe_xid, recovery_action, xid_class
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import CudaErrorEvent, XidEvent
-from tools.platform import node_ref, take_out_of_service, victims
+from tools.platform import evacuate, node_ref, take_out_of_service, victims
 
 __all__ = ["XidConfig", "check_gpu_xid"]
 
@@ -51,6 +51,8 @@ class _Node:
     what: set[str] = field(default_factory=set)
     first: datetime | None = None
     jobs: list[str] = field(default_factory=list)
+    reboot: bool = False
+    """Xid 154 asks for a node reboot (or a drain and reset): the node's work must leave before that."""
     interrupting: bool = False
     """Some evidence says work on the GPU stopped (a fatal Xid, a lost GPU, failing CUDA calls); False when
     every fault waits for the next reset (row remap pending), so running jobs are not its victims."""
@@ -85,6 +87,7 @@ def _kernel(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
                 continue
             elif ev.xid == RECOVERY_XID and (action := recovery_action(ev.message)):
                 label = f"Xid 154 ({action})"
+                nodes[ev.node].reboot |= action in ("Node Reboot Required", "System Reboot", "Drain and Reset")
             else:
                 continue
         else:
@@ -222,6 +225,6 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
             # diagnostic confirms it (while the node can still start one, or once its job has drained off).
             suggested_actions=([] if direct and n.interrupting
                                else [ActionSpec(type="run_gpu_diagnostic", node=name, reason=reason)])
-            + take_out_of_service(facts, ref, reason) + follow,
+            + take_out_of_service(facts, ref, reason) + (evacuate(facts, ref, reason) if n.reboot else []) + follow,
         ))
     return findings

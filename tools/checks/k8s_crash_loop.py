@@ -13,8 +13,10 @@ from tools.checks.k8s_evidence import (
     pod_culprit,
     pod_evidence,
     pod_events,
+    pod_log_events,
 )
 from tools.facts import Facts
+from tools.knowledge.gpu_operator import gpu_replicas
 from tools.knowledge.gpu_stack import NODE_STACK_ERROR
 from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
@@ -38,8 +40,10 @@ class K8sCrashLoopConfig(CheckConfig):
     an OOM kill days ago on a container running fine since is history, not the problem."""
 
 
-def _verdict(c: K8sContainerStatus, cfg: K8sCrashLoopConfig, facts: Facts) -> tuple[str, str, float] | None:
-    """(root cause, what happened, confidence) for one container, or None."""
+def _verdict(c: K8sContainerStatus, cfg: K8sCrashLoopConfig, facts: Facts,
+             logged_oom: str | None = None) -> tuple[str, str, float] | None:
+    """(root cause, what happened, confidence) for one container, or None. ``logged_oom``: a CUDA out-of-memory
+    line from the pod's own log (its termination message may say nothing)."""
     if c.state == "running" and c.last_terminated_at is not None and \
             (facts.captured_at - c.last_terminated_at).total_seconds() > cfg.recent_s:
         return None
@@ -47,8 +51,11 @@ def _verdict(c: K8sContainerStatus, cfg: K8sCrashLoopConfig, facts: Facts) -> tu
     reasons = {c.last_terminated_reason, c.state_reason if c.state == "terminated" else None}
     exit_code = c.last_terminated_exit_code if c.last_terminated_exit_code is not None else c.exit_code
     died = c.state == "terminated" or c.last_terminated_reason is not None
-    if died and _CUDA_OOM.search(messages):
-        return "gpu_oom", f"CUDA out of memory (exit {exit_code})", strength_confidence("symptom", corroborated=True)
+    if died and (_CUDA_OOM.search(messages) or logged_oom):
+        said = f": {logged_oom[:160]}" if logged_oom and not _CUDA_OOM.search(messages) else ""
+        again = f", {c.restart_count} restarts" if c.restart_count else ""
+        return "gpu_oom", f"CUDA out of memory (exit {exit_code}){again}{said}", \
+            strength_confidence("symptom", corroborated=True)
     if "OOMKilled" in reasons:
         return "host_oom", f"OOMKilled by its memory limit (exit {exit_code})", strength_confidence("state")
     looping = c.state == "waiting" and c.state_reason == "CrashLoopBackOff"
@@ -101,6 +108,20 @@ def _kernel_oom(facts: Facts, pod: K8sPod) -> list[Evidence]:
             for ev in facts.kernel_events if pod.node and ev.node == pod.node and ev.kind == "oom_kill"]
 
 
+def _shared_gpu(facts: Facts, pod: K8sPod) -> str:
+    """When the pod's node advertises each GPU to several pods (time-slicing, MPS): which other GPU pods share
+    its physical GPUs, with no memory isolation between them."""
+    node = facts.k8s_node(pod.node) if pod.node else None
+    replicas = gpu_replicas(node) if node is not None else 1
+    if replicas < 2:
+        return ""
+    others = sorted({p.owner_name or p.name for p in facts.pods_on(node.name)  # type: ignore[union-attr]
+                     if p.gpu_request and p.name != pod.name and p.phase == "Running"})
+    return (f"; {node.name} time-slices its GPUs ({replicas} pods per physical GPU, no memory isolation between "  # type: ignore[union-attr]
+            f"them)" + (f": other GPU pods there ({', '.join(others[:3])}) may hold the memory of the GPU it was given"
+                        if others else ""))
+
+
 def _limit(pod: K8sPod) -> str:
     if pod.memory_limit_bytes:
         return f"; pod memory limit {pod.memory_limit_bytes / 2**30:.1f} GiB"
@@ -127,7 +148,8 @@ def _node_runtime_finding(pod: K8sPod, c: K8sContainerStatus, what: str, runtime
 def check_k8s_crash_loop(facts: Facts, cfg: K8sCrashLoopConfig) -> list[Finding]:
     """One finding per pod (its first failing container) that has not succeeded:
 
-    - gpu_oom when its termination message says CUDA ran out of memory;
+    - gpu_oom when its termination message or its own log (job-log recorded for namespace/pod) says CUDA ran
+      out of memory — naming, on a node that time-slices its GPUs, the other GPU pods that share them;
     - host_oom when it was OOMKilled (the container hit its memory limit / the node ran out);
       confidence 0.9 when the node's kernel log shows the OOM kill (cgroup or global, said in the
       message), else 0.85;
@@ -150,8 +172,9 @@ def check_k8s_crash_loop(facts: Facts, cfg: K8sCrashLoopConfig) -> list[Finding]
         # crash loops: the node still serves its GPUs.
         if pod.phase == "Succeeded" or (is_gpu_infra_pod(pod) and not is_gpu_monitoring_pod(pod)):
             continue
+        logged = next((e.message for e in pod_log_events(facts, pod) if e.kind == "cuda_oom"), None)
         for c in pod.containers:
-            verdict = _verdict(c, cfg, facts)
+            verdict = _verdict(c, cfg, facts, logged)
             if verdict is None:
                 continue
             cause, what, confidence = verdict
@@ -164,6 +187,8 @@ def check_k8s_crash_loop(facts: Facts, cfg: K8sCrashLoopConfig) -> list[Finding]
                 what += (f"; {len(siblings)} other replica(s) of {pod.owner_kind} {pod.owner_name} run fine on "
                          f"{', '.join(sorted({p.node or '' for p in siblings}))}, so suspect the node")
                 confidence = strength_confidence("heuristic")
+            if cause == "gpu_oom":
+                what += _shared_gpu(facts, pod)
             kernel = _kernel_oom(facts, pod) if cause == "host_oom" else []
             if kernel:
                 cgroup = any("memory cgroup" in k.text.lower() for k in kernel)
