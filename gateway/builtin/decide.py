@@ -109,7 +109,7 @@ def _subject_gaps(coverage: dict[str, Any] | None, findings: list[dict[str, Any]
     reasons: list[str] = []
     culprits: list[str] = []
     for s in (coverage or {}).get("subjects", []):
-        if s.get("kind") != "job" or not s.get("known"):
+        if s.get("kind") not in ("job", "pod", "workload") or not s.get("known"):
             continue
         name = str(s.get("subject", "")).split(":", 1)[-1]
         if any(mentions(f, {name.lower()}) for f in findings if f.get("root_cause") not in NO_CAUSE):
@@ -117,12 +117,13 @@ def _subject_gaps(coverage: dict[str, Any] | None, findings: list[dict[str, Any]
         state = str(s.get("state") or "")
         if s.get("unread_nodes"):
             reasons.append(f"the metrics exporter of {', '.join(s['unread_nodes'][:4])} "
-                           f"(node(s) of job {name}) is down (up == 0): their GPUs and hosts could not be read")
+                           f"(node(s) of {s.get('kind')} {name}) is down (up == 0, or its exporter pod is not "
+                           "running): their GPUs and hosts could not be read")
         silent = s.get("silent_min")
         if state.startswith("RUNNING") and silent is not None and silent >= SILENT_MIN:
             reasons.append(f"job {name} is RUNNING but has logged nothing for {silent:.0f} min, and nothing read "
                            "explains it")
-        if state.startswith(_ENDED_BADLY):
+        if s.get("kind") == "job" and state.startswith(_ENDED_BADLY):
             reasons.append(f"job {name} ended {state.split()[0]} and nothing read explains why")
             culprits.append(f"job:{name}")
     return reasons, culprits

@@ -32,6 +32,7 @@ from tools.checks.io_bound import IoBoundConfig, check_io_bandwidth_bound
 from tools.checks.job_held import JobHeldConfig, check_job_held
 from tools.checks.lustre_recovery import LustreRecoveryConfig, check_lustre_recovery
 from tools.checks.job_preempted import JobPreemptedConfig, check_job_preempted
+from tools.checks.k8s_container_died import K8sContainerDiedConfig, check_k8s_container_died
 from tools.checks.k8s_crash_loop import K8sCrashLoopConfig, check_k8s_crash_loop
 from tools.checks.k8s_device_plugin import K8sDevicePluginConfig, check_k8s_device_plugin
 from tools.checks.k8s_driver_upgrade import K8sDriverUpgradeConfig, check_k8s_driver_upgrade
@@ -168,6 +169,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "k8s_driver_upgrade": CheckSpec(check_k8s_driver_upgrade, K8sDriverUpgradeConfig,
                                     "nodes the GPU Operator's upgrade controller cordoned for a driver upgrade (normal), "
                                     "or where that upgrade failed", needs=("k8s_nodes",)),
+    "k8s_container_died": CheckSpec(check_k8s_container_died, K8sContainerDiedConfig,
+                                    "a container that restarted after a non-zero exit nothing read explains "
+                                    "(exit 137 with reason Error)", needs=("k8s_pods",)),
 }
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SANDBOX_FAILED", "sandbox_problem"]
+__all__ = ["SANDBOX_FAILED", "sandbox_problem", "EXIT_SIGNALS", "describe_exit"]
 
 SANDBOX_FAILED = re.compile(r"(?:Failed|failed) (?:to )?create (?:pod )?sandbox|CreatePodSandboxError|RunPodSandbox from "
                             r"runtime service failed", re.IGNORECASE)
@@ -48,3 +48,22 @@ def sandbox_problem(text: str) -> str | None:
                 name = cni.group(1)
             return template.format(name, f" ({name})" if name else "")
     return None
+
+
+EXIT_SIGNALS: dict[int, str] = {
+    134: "SIGABRT (the process aborted itself)",
+    137: "SIGKILL (killed from outside: the kernel OOM killer without cgroup attribution, a liveness-probe kill "
+         "past its grace period, or someone's kill)",
+    139: "SIGSEGV (segmentation fault in the process)",
+    143: "SIGTERM (asked to stop: a probe failure, a rollout, a drain or a person)",
+}
+"""A container's exit code above 128 is 128 + the signal that ended it (the container runtime's convention);
+the kubelet's reason is ``OOMKilled`` only when the runtime attributes the kill to the container's memory cgroup."""
+
+
+def describe_exit(code: int | None) -> str:
+    """``exit 137 = 128 + SIGKILL (...)``, or ``exit N``."""
+    if code is None:
+        return "exit code unknown"
+    meaning = EXIT_SIGNALS.get(code)
+    return f"exit {code} = 128 + {meaning}" if meaning else f"exit {code}"

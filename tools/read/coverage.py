@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from tools.facts import Facts
 from tools.facts.queries import job_nodes, job_state
 from tools.read.subject_job import silent_minutes, unread_nodes
+from tools.read.subject_k8s import unmonitored_nodes, workload_pods, workload_state
 from tools.read.context import ReadContext
 
 __all__ = ["EvidenceCoverage", "SubjectStatus", "UnreadableBrief", "get_evidence_coverage", "FAMILIES"]
@@ -60,13 +61,15 @@ class SubjectStatus(BaseModel):
     known: bool
     """False when no record of it was read (a job absent from queue and accounting, an unknown node)."""
     kind: str | None = None
-    """``job``, ``node``, ``k8snode`` or ``pod``."""
+    """``job``, ``node``, ``k8snode``, ``pod`` or ``workload`` (a Kubernetes controller's pods, by its name)."""
     state: str | None = None
     """Its state as read (``PENDING (Priority)``, ``MIXED``, ``Running``)."""
     nodes: list[str] = Field(default_factory=list)
-    """For a job: the nodes it holds or held (at most 8), from squeue/scontrol or sacct NodeList."""
+    """For a job: the nodes it holds or held (at most 8), from squeue/scontrol or sacct NodeList; for a pod or
+    workload, the nodes its pods are bound to."""
     unread_nodes: list[str] = Field(default_factory=list)
-    """For a job: its nodes whose own evidence (kernel log, GPU metrics) was not read while others' was."""
+    """Its nodes whose metrics exporter is down (``up == 0``; on Kubernetes also a DCGM exporter pod not running)
+    while other nodes' metrics were read."""
     silent_min: float | None = None
     """For a job with logs: minutes since its newest timestamped log line."""
 
@@ -112,7 +115,13 @@ def _subject(facts: Facts, raw: str) -> SubjectStatus:
     short = name.rsplit("/", 1)[-1]
     pod = next((p for p in facts.k8s_pods if p.name == short), None)
     if pod is not None:
-        return SubjectStatus(subject=raw, known=True, kind="pod", state=pod.phase)
+        return SubjectStatus(subject=raw, known=True, kind="pod", state=pod.phase, nodes=[pod.node] if pod.node else [],
+                             unread_nodes=unmonitored_nodes(facts, [pod.node] if pod.node else []))
+    pods = workload_pods(facts, short)
+    if pods:  # a Kubernetes workload (Deployment, Job, PyTorchJob ...) named by its own name
+        nodes = list(dict.fromkeys(p.node for p in pods if p.node))
+        return SubjectStatus(subject=raw, known=True, kind="workload", state=workload_state(pods), nodes=nodes[:8],
+                             unread_nodes=unmonitored_nodes(facts, nodes))
     low = name.lower()
     targets = facts.cached("lustre_names", lambda: {t.lower() for t in [m.target for m in facts.md_stats]
                                                     + [e.target for e in facts.job_stats]

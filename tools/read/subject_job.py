@@ -10,7 +10,7 @@ from __future__ import annotations
 from tools.facts import Facts
 from tools.facts.queries import job_nodes
 
-__all__ = ["NODE_FORMATS", "unread_nodes", "silent_minutes"]
+__all__ = ["NODE_FORMATS", "unread_nodes", "silent_minutes", "exporter_down"]
 
 NODE_FORMATS = frozenset({"kernel-log", "dcgm-prometheus-text", "nvidia-smi-csv", "nvidia-smi-q", "dcgmi-diag-json"})
 """Formats whose files are about one node's own health."""
@@ -41,6 +41,11 @@ def unread_nodes(facts: Facts, job_id: str) -> list[str]:
     not be read or fetched are already in ``Facts.unreadable``; a node nobody collected is not a gap.)"""
     _covered_nodes, down = _covered(facts)
     return [n for n in job_nodes(facts, job_id) if n in down][:16]
+
+
+def exporter_down(facts: Facts, node: str) -> bool:
+    """Prometheus answered ``up == 0`` for the node's metrics exporter."""
+    return node in _covered(facts)[1]
 
 
 def silent_minutes(facts: Facts, job_id: str) -> float | None:
