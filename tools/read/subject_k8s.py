@@ -34,10 +34,17 @@ def workload_pods(facts: Facts, name: str) -> list[K8sPod]:
     return list(out.values())
 
 
+def _serving(p: K8sPod) -> bool:
+    """Running and ready (the Ready condition, else every container's ready flag)."""
+    ready = p.ready if p.ready is not None else bool(p.containers) and all(c.ready for c in p.containers)
+    return p.phase == "Running" and ready
+
+
 def _monitoring_down(facts: Facts, node: str) -> bool:
+    """The node's DCGM exporter pod exists and none of its exporter pods is running and ready."""
     pods = [p for p in facts.pods_on(node) if "dcgm" in (p.name + " " + (p.owner_name or "")).lower()
             or any("dcgm-exporter" in (c.image or "") for c in p.containers)]
-    return any(p.phase != "Running" or not p.ready for p in pods) and not any(p.phase == "Running" and p.ready for p in pods)
+    return bool(pods) and not any(_serving(p) for p in pods)
 
 
 def unmonitored_nodes(facts: Facts, nodes: list[str]) -> list[str]:

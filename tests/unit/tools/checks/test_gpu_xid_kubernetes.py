@@ -75,3 +75,31 @@ def test_threshold_is_configurable(make_facts):
     # Does not fire: one Xid event is below min_events=2.
     facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), (KERNEL, "kernel-log", XID79), **{KERNEL: {"node": "gpu-a100-01"}})
     assert check_gpu_xid(facts, XidConfig(min_events=2)) == []
+
+
+XID154_REBOOT = ("[Wed Mar  4 06:29:02 2026] NVRM: Xid (PCI:0000:20:1d): 154, GPU recovery action changed from 0x0 (None) "
+                 "to 0x2 (Node Reboot Required)\n")
+XID154_RESET = ("[Wed Mar  4 06:29:02 2026] NVRM: Xid (PCI:0000:20:1d): 154, GPU recovery action changed from 0x0 (None) "
+                "to 0x1 (GPU Reset Required)\n")
+
+
+def test_xid154_asking_for_a_node_reboot_drains_the_kubernetes_node(make_facts):
+    # Fires with cordon and drain: the driver asks for a node reboot; the pods must leave first.
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), (KERNEL, "kernel-log", XID79 + XID154_REBOOT),
+                       **{KERNEL: {"node": "gpu-a100-01"}})
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert [(a.type, a.node) for a in f.suggested_actions][:2] == [("cordon_node", "gpu-a100-01"),
+                                                                   ("drain_k8s_node", "gpu-a100-01")]
+
+
+def test_xid154_asking_for_a_gpu_reset_only_cordons(make_facts):
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), (KERNEL, "kernel-log", XID79 + XID154_RESET),
+                       **{KERNEL: {"node": "gpu-a100-01"}})
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert "drain_k8s_node" not in [a.type for a in f.suggested_actions]
+
+
+def test_xid154_reboot_on_a_slurm_node_proposes_no_kubernetes_drain(make_facts):
+    facts = make_facts(("kernel/gpu017.log", "kernel-log", XID79 + XID154_REBOOT), **{"kernel/gpu017.log": {"node": "gpu017"}})
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert "drain_k8s_node" not in [a.type for a in f.suggested_actions] and "drain_node" in [a.type for a in f.suggested_actions]

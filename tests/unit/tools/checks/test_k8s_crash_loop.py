@@ -128,3 +128,26 @@ def test_no_nvidia_driver_in_one_nodes_containers_is_a_node_software_fault(make_
     assert f.culprits == ["k8snode:gpu-a100-01", "pod:ml-team/resnet-train-7d9c6b5f4-x2kqp"]
     assert [(a.type, a.node) for a in f.suggested_actions] == [("cordon_node", "gpu-a100-01")]
     assert "RuntimeError: Found no NVIDIA driver" in f.evidence[0].text
+
+
+def test_cuda_oom_in_the_pods_own_log_on_an_mps_shared_gpu_is_gpu_oom(make_facts):
+    # Fires gpu_oom: the termination message is empty (exit 1), but `kubectl logs --previous` recorded for the pod
+    # says CUDA ran out of memory; the node shares its GPUs through MPS (2 replicas each), and another GPU pod runs there.
+    from tests.unit.tools.checks._k8s_api import api_list, node, pod
+    shared = {"nvidia.com/gpu.product": "NVIDIA-A10G-SHARED", "nvidia.com/gpu.replicas": "2",
+              "nvidia.com/gpu.sharing-strategy": "mps"}
+    looping = [{"name": "main", "ready": False, "restartCount": 6, "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": "2026-03-04T10:12:00Z"}}}]
+    pods = api_list("PodList", [pod("tts-7c-x", "voice", node_name="g5-1", gpus=1, owner=("ReplicaSet", "tts-7c"),
+                                    containers=looping),
+                                pod("asr-5d-y", "voice", node_name="g5-1", gpus=1, owner=("ReplicaSet", "asr-5d"))])
+    log = ("Loading model...\n"
+           "RuntimeError: CUDA error: out of memory\n"
+           "CUDA kernel errors might be asynchronously reported at some other API call.\n")
+    facts = make_facts(("k8s/nodes.json", "k8s-json", api_list("NodeList", [node("g5-1", gpus=8, labels=shared)])),
+                       ("k8s/pods.json", "k8s-json", pods), ("logs/tts/prev.log", "job-log", log),
+                       **{"logs/tts/prev.log": {"job": "voice/tts-7c-x"}})
+    (f,) = [f for f in check_k8s_crash_loop(facts, K8sCrashLoopConfig()) if "tts-7c-x" in f.message]
+    assert f.root_cause == "gpu_oom" and f.culprits == ["pod:voice/tts-7c-x"]
+    assert "time-slices its GPUs (2 pods per physical GPU" in f.message and "asr-5d" in f.message
+    assert [(a.type, a.pod) for a in f.suggested_actions] == [("notify_owner", "tts-7c-x")]

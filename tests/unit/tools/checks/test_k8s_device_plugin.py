@@ -167,3 +167,44 @@ def test_a_crash_looping_dcgm_exporter_is_not_a_plugin_failure(make_facts):
             c["image"] = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.1-ubuntu22.04"
     facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", _dp_pod(exporter)))
     assert [f for f in check_k8s_device_plugin(facts, K8sDevicePluginConfig()) if "dcgm-exporter" in f.message] == []
+
+
+def _stack_pods(driver_looping: bool) -> str:
+    """A GPU Operator node: the driver pod (crash-looping or not) and a device plugin waiting in its init container."""
+    from tests.unit.tools.checks._k8s_api import api_list, pod
+    drv_state = {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s restarting failed container"}} \
+        if driver_looping else {"running": {"startedAt": "2026-03-04T08:00:00Z"}}
+    driver = pod("nvidia-driver-daemonset-q2w8x", "nvidia-gpu-operator", node_name="node001",
+                 owner=("DaemonSet", "nvidia-driver-daemonset"), image="nvcr.io/nvidia/driver:550.54.15-rhel9.2",
+                 containers=[{"name": "nvidia-driver-ctr", "image": "nvcr.io/nvidia/driver:550.54.15-rhel9.2",
+                              "ready": not driver_looping, "restartCount": 40 if driver_looping else 0, "state": drv_state,
+                              "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}} if driver_looping else {}}])
+    plugin = pod("nvidia-device-plugin-daemonset-m4k7z", "nvidia-gpu-operator", node_name="node001", phase="Running",
+                 owner=("DaemonSet", "nvidia-device-plugin-daemonset"), image="nvcr.io/nvidia/k8s-device-plugin:v0.14.5")
+    return api_list("PodList", [driver, plugin])
+
+
+def test_a_failing_driver_container_is_the_nodes_software_not_the_plugin(make_facts):
+    # Fires node_software_fault: the driver daemonset pod crash-loops (OpenShift namespace, RHEL image) and the
+    # node offers 0 of 16 GPUs: every operand waits for the driver.
+    facts = make_facts(("k8s/node001.json", "k8s-json", NODE001), ("k8s/pods.json", "k8s-json", _stack_pods(True)))
+    (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
+    assert f.root_cause == "node_software_fault" and "the NVIDIA driver container" in f.message
+    assert "pod:nvidia-gpu-operator/nvidia-driver-daemonset-q2w8x" in f.culprits
+    assert [a.type for a in f.suggested_actions] == ["cordon_node"]
+
+
+def test_a_plugin_that_cannot_register_with_the_kubelet_is_restarted_not_cordoned(make_facts):
+    # Fires device_plugin_failure: 0 of 16 allocatable, the driver is fine, and the plugin's own log (v0.14 wording)
+    # says it cannot reach the kubelet: restart the plugin pod (its DaemonSet recreates it).
+    log = ("I0304 09:58:00.1 1 main.go:256] Retreiving plugins.\n"
+           "E0304 09:58:05.2 1 main.go:123] Could not contact Kubelet, retrying. Did you enable the device plugin feature gate?\n"
+           "E0304 09:58:10.3 1 server.go:147] Could not register device plugin: context deadline exceeded\n")
+    facts = make_facts(("k8s/node001.json", "k8s-json", NODE001), ("k8s/pods.json", "k8s-json", _stack_pods(False)),
+                       ("logs/dp.log", "job-log", log),
+                       **{"logs/dp.log": {"job": "nvidia-gpu-operator/nvidia-device-plugin-daemonset-m4k7z"}})
+    (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
+    assert f.root_cause == "device_plugin_failure"
+    assert "pod:nvidia-gpu-operator/nvidia-device-plugin-daemonset-m4k7z" in f.culprits
+    assert [(a.type, a.pod, a.namespace) for a in f.suggested_actions] == [
+        ("evict_pod", "nvidia-device-plugin-daemonset-m4k7z", "nvidia-gpu-operator")]
