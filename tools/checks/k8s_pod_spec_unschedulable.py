@@ -102,7 +102,8 @@ def _judge(facts: Facts, pod: K8sPod, cfg: K8sPodSpecConfig) -> tuple[str, list[
     shown = ", ".join(f"{k}={v}:{e}" if v else f"{k}:{e}" for k, v, e in sorted(taints, key=str)[:2])
     tolerating = sorted({p.owner_name or p.name for n in blocked for p in facts.pods_on(n.name)
                          if p.phase == "Running" and p.owner_kind != "DaemonSet" and not spec_taints(untolerated(p.placement, n))})
-    return (f"{len(blocked)} node(s) with room for it ({', '.join(n.name for n in blocked[:3])}) carry taint {shown}, "
+    names = ", ".join(n.name for n in blocked[:3]) + (", …" if len(blocked) > 3 else "")
+    return (f"{len(blocked)} node(s) with room for it ({names}) carry taint {shown}, "
             f"which the pod does not tolerate" + (f" (running there, {', '.join(tolerating[:2])} tolerate it)" if tolerating else "")
             + "; the other nodes lack what it requests",
             [pod_evidence(pod, extra=f"tolerations: {[t.key for t in pl.tolerations] or 'none'}")])

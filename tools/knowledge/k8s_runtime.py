@@ -8,6 +8,8 @@ from runtime list", dockershim / cri-dockerd "RuntimeHandler \\"nvidia\\" not su
 ``nvidia`` handler into /etc/containerd/config.toml); the CNI plugin failing to set up the pod's network
 ("failed to setup network for sandbox", "networkPlugin cni failed to set up pod", "plugin type=\\"calico\\"
 failed (add)"); an OCI runtime binary missing ("exec: \\"nvidia-container-runtime\\": executable file not found").
+And how a container's exit code reads (128 + signal, the container runtimes' convention; ``OOMKilled`` only when
+the runtime attributes the kill to the memory cgroup: the Kubernetes container-state docs).
 """
 
 from __future__ import annotations
