@@ -20,20 +20,19 @@ cache writes go to a background writer thread, made durable by ``flush()`` or ``
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
-import math
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
+from gateway.asgi import (_JSON, ASGIApp, Receive, Scope, Send, _deadline, _dumps, _header, _max_tokens,
+                          _read_json, _send, _send_error, _send_json)
 from gateway.budgets import Budgets, Caller, Reservation
 from gateway.cache import ResponseCache, cache_key
 from gateway.config import GatewayConfig
-from gateway.errors import AllProvidersFailed, BadRequest, DeadlineExceeded, GatewayError, LimitExceeded, UnknownModel
+from gateway.errors import AllProvidersFailed, GatewayError, LimitExceeded, UnknownModel
 from gateway.ledger import Ledger, LedgerEntry, price_usd
 from gateway.metrics import CONTENT_TYPE_LATEST, GatewayMetrics
 from gateway.providers import build_provider
@@ -46,19 +45,7 @@ from gateway.store import Store
 
 __all__ = ["ASGIApp", "GatewayApp", "create_app"]
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-_MAX_BODY = 32 * 1024 * 1024
-_JSON = (b"content-type", b"application/json")
 _SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
-
-
-def _dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 class GatewayApp:
@@ -319,96 +306,6 @@ def _usage_into(entry: LedgerEntry, usage: Any) -> None:
     if isinstance(usage, dict):
         entry.prompt_tokens = int(usage.get("prompt_tokens") or 0)
         entry.completion_tokens = int(usage.get("completion_tokens") or 0)
-
-
-@contextlib.asynccontextmanager
-async def _deadline(scope: Scope) -> AsyncIterator[None]:
-    """Bound the upstream call by the caller's ``X-Warden-Deadline-S`` (seconds left in its run).
-
-    Raises:
-        BadRequest: the header is not a positive number.
-        DeadlineExceeded: no provider answered in time.
-    """
-    raw = _header(scope, b"x-warden-deadline-s")
-    if raw is None:
-        yield
-        return
-    try:
-        deadline = float(raw)
-    except ValueError:
-        deadline = float("nan")
-    if not (deadline > 0 and math.isfinite(deadline)):
-        raise BadRequest(f"X-Warden-Deadline-S must be a positive number of seconds, got {raw!r}")
-    try:
-        async with asyncio.timeout(deadline):
-            yield
-    except TimeoutError as exc:
-        raise DeadlineExceeded(deadline) from exc
-
-
-def _max_tokens(body: dict[str, Any]) -> int | None:
-    """The request's completion limit (``max_completion_tokens`` or ``max_tokens``), validated.
-
-    Raises:
-        BadRequest: it is not a positive integer.
-    """
-    for name in ("max_completion_tokens", "max_tokens"):
-        value = body.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise BadRequest(f"{name!r} must be a positive integer, got {value!r}")
-        return value
-    return None
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return value.decode("latin-1")
-    return None
-
-
-async def _read_json(receive: Receive) -> dict[str, Any]:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > _MAX_BODY:
-            raise BadRequest(f"Request body larger than {_MAX_BODY} bytes")
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            break
-    try:
-        body = json.loads(b"".join(chunks))
-    except ValueError as exc:
-        raise BadRequest(f"Request body is not valid JSON: {exc}") from exc
-    if not isinstance(body, dict):
-        raise BadRequest("Request body must be a JSON object")
-    if not isinstance(body.get("model"), str):
-        raise BadRequest("'model' is required and must be a string")
-    if not isinstance(body.get("messages"), list) or not body["messages"]:
-        raise BadRequest("'messages' is required and must be a non-empty list")
-    return body
-
-
-async def _send(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*headers, (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _send_json(send: Send, status: int, obj: Any) -> None:
-    await _send(send, status, _dumps(obj), [_JSON])
-
-
-async def _send_error(send: Send, exc: GatewayError, request_id: str | None = None) -> None:
-    headers = [_JSON, *exc.headers()]
-    if request_id:
-        headers.append((b"x-request-id", request_id.encode()))
-    await _send(send, exc.status, _dumps(exc.body()), headers)
 
 
 def create_app(
