@@ -16,7 +16,7 @@ __all__ = ["slack_cmd", "slack_asgi"]
 
 
 def slack_asgi(target: object, *, http: bool = True, workers: int = 2, mode: str = "recommend",
-               model: str = BUILTIN_MODEL) -> tuple[object, object]:
+               model: str = BUILTIN_MODEL, images: bool = True) -> tuple[object, object]:
     """The bolt App and (HTTP mode) a Starlette app serving /slack/events and /healthz over ``target``."""
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
@@ -24,7 +24,7 @@ def slack_asgi(target: object, *, http: bool = True, workers: int = 2, mode: str
 
     from agent.slackapp.http import build_slack, slack_route
 
-    app, _ = build_slack(target, http=http, workers=workers, mode=mode, model=model)
+    app, _ = build_slack(target, http=http, workers=workers, mode=mode, model=model, images=images)
 
     async def healthz(_request: object) -> PlainTextResponse:
         return PlainTextResponse("ok\n")
@@ -41,6 +41,7 @@ def slack_cmd(
     mode: Annotated[str, typer.Option("--mode", help="Autonomy for questions asked in Slack: observe | recommend | execute (never above config.yaml's).")] = "recommend",
     model: Annotated[str, typer.Option("--model", help="Gateway model alias.")] = BUILTIN_MODEL,
     workers: Annotated[int, typer.Option(help="Investigations run at once.", min=1, max=16)] = 2,
+    images: Annotated[bool, typer.Option("--images/--no-images", help="Upload the report's GPU heat map and evidence timeline into each answer's thread.")] = True,
 ) -> None:
     """Run Warden's Slack app: `/warden <question>` and @warden mentions are answered in a thread
     with the Diagnosis; plans that need approval get Approve / Deny buttons, authorised by Slack user
@@ -57,7 +58,7 @@ def slack_cmd(
 
         WardenSettings.load().validate_all()
         target = Target.of(snapshot=snapshot, config=config)
-        app, asgi = slack_asgi(target, http=http, workers=workers, mode=mode, model=model)
+        app, asgi = slack_asgi(target, http=http, workers=workers, mode=mode, model=model, images=images)
         if not http:
             from agent.slackapp.app import run_socket_mode
             from agent.slackapp.client import SlackCredentials

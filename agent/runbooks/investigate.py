@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.autonomy import AutonomyConfig, Mode
 from agent.execute import ActionOutcome, ExecutionSetup, execution_order
@@ -61,6 +61,8 @@ class Investigation(BaseModel):
     mode: Mode
     requester: str
     target: str
+    facts: Facts | None = Field(default=None, exclude=True, repr=False)
+    """The evidence the Diagnosis was made from (for a report's heat map and timeline); never serialised."""
 
 
 def _setup(target: Target, settings: WardenSettings, *, requester: str, mode: Mode, facts: Facts,
@@ -126,7 +128,8 @@ def decide(target: Target, d: Diagnosis, facts: Facts, live_cfg: Any, *, setting
                                      "message": f"{o.plan.description}: waiting for approval {req.id} (expires "
                                                 f"{req.expires_at:%Y-%m-%d %H:%M}Z)"})
         outcomes.append(o)
-    return Investigation(diagnosis=d, outcomes=outcomes, mode=mode, requester=requester, target=target.name)
+    return Investigation(diagnosis=d, outcomes=outcomes, mode=mode, requester=requester, target=target.name,
+                         facts=facts)
 
 
 def investigate(target: Target, question: str, *, settings: WardenSettings, requester: str, mode: Mode,

@@ -18,6 +18,7 @@ one runbook, loaded with ``yaml.safe_load`` and validated; nothing in it is eval
     group_by: [alertname]               # alerts with equal values of these labels are one investigation
     node_labels: [node, instance, Hostname]   # where an alert names its node (first present)
     requester: warden-oncall            # on whose behalf plans are proposed (cannot approve its own irreversible ones)
+    images: true                        # Slack posts: the report's heat map and timeline uploaded in the thread
 
 The question is a ``string.Template``: ``$node`` (first node), ``$nodes`` (up to 20, comma-separated),
 ``$count``, ``$alertname``, ``$summary`` (the first alert's annotation) and ``$label_<name>`` for the
@@ -84,6 +85,8 @@ class Runbook(BaseModel):
     node_labels: list[str] = Field(default_factory=lambda: ["node", "instance", "Hostname", "hostname", "nodename"])
     requester: str = Field(default="warden-oncall", min_length=1, max_length=64)
     model: str = BUILTIN_MODEL
+    images: bool = True
+    """Slack posts: upload the report's GPU heat map and evidence timeline into the message's thread."""
     _source: Path | None = PrivateAttr(default=None)
     _compiled: dict[str, re.Pattern[str]] = PrivateAttr(default_factory=dict)
 

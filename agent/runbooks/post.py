@@ -56,15 +56,26 @@ def document(inv: Investigation, *, runbook: str, note: str) -> dict[str, Any]:
 
 
 def deliver(inv: Investigation, post: Post, *, runbook: str, note: str,
-            slack: Callable[[], Any] | None = None) -> Delivery:
-    """Post ``inv`` to one destination. ``slack`` makes the SlackPoster (only when a Slack post is due)."""
+            slack: Callable[[], Any] | None = None, images: bool = False) -> Delivery:
+    """Post ``inv`` to one destination. ``slack`` makes the SlackPoster (only when a Slack post is due);
+    ``images``: a Slack post also gets the report's pictures in its thread (a failed upload is noted
+    in ``detail``; the message itself was delivered)."""
     where = post.describe()
     try:
         if post.slack:
             if slack is None:
                 return Delivery(where=where, ok=False, detail="no Slack client (WARDEN_SLACK_TOKEN not set)")
-            ts = slack().post_investigation(post.slack, inv, note=note)
-            return Delivery(where=where, ok=bool(ts), detail=f"ts {ts}")
+            poster = slack()
+            ts = poster.post_investigation(post.slack, inv, note=note)
+            detail = f"ts {ts}"
+            if images and ts:
+                from agent.slackapp.images import share_report
+
+                try:
+                    detail += f", images {','.join(share_report(poster, post.slack, ts, inv)) or 'none drawn'}"
+                except WardenError as e:
+                    detail += f", images not uploaded: {e}"[:300]
+            return Delivery(where=where, ok=bool(ts), detail=detail)
         doc = document(inv, runbook=runbook, note=note)
         if post.webhook:
             r = httpx.post(post.webhook, json=doc, timeout=15)

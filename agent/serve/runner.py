@@ -66,7 +66,8 @@ class Runner:
             raise
         shown = ", ".join(job.nodes[:5]) + (f" and {len(job.nodes) - 5} more" if len(job.nodes) > 5 else "")
         note = f"alert {job.alertname} ({job.alerts} alert(s){', ' + shown if shown else ''}) · runbook {rb.name}"
-        res.deliveries = [deliver(inv, p, runbook=rb.name, note=note, slack=self.slack) for p in rb.post]
+        res.deliveries = [deliver(inv, p, runbook=rb.name, note=note, slack=self.slack, images=rb.images)
+                          for p in rb.post]
         for d in res.deliveries:
             if not d.ok:
                 log.warning("runbook %s: post to %s failed: %s", rb.name, d.where, d.detail)

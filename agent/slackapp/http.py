@@ -34,7 +34,7 @@ def slack_route(app: App, path: str = EVENTS_PATH) -> Route:
 
 
 def build_slack(target: object, *, http: bool = True, workers: int = 2, mode: str = "recommend",
-                model: str | None = None) -> tuple[App, object]:
+                model: str | None = None, images: bool = True) -> tuple[App, object]:
     """The bolt App over ``target`` and its SlackPoster, from the environment's credentials.
 
     Raises:
@@ -50,5 +50,5 @@ def build_slack(target: object, *, http: bool = True, workers: int = 2, mode: st
     creds = SlackCredentials.from_env(http=http)
     poster = SlackPoster(web_client(creds))
     responder = Responder(target, poster, pool=BoundedPool(workers, 16, name="warden-slack"),  # type: ignore[arg-type]
-                          mode=mode, model=model or BUILTIN_MODEL)  # type: ignore[arg-type]
+                          mode=mode, model=model or BUILTIN_MODEL, images=images)  # type: ignore[arg-type]
     return build_app(creds, responder, socket_mode=not http), poster

@@ -7,6 +7,7 @@ Slack's error string.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from slack_sdk import WebClient
@@ -59,6 +60,21 @@ class SlackPoster:
     def update(self, channel: str, ts: str, blocks: list[dict[str, Any]], text: str) -> None:
         """Replace a posted message's blocks (chat.update)."""
         self._call("chat.update", channel=channel, ts=ts, blocks=blocks, text=mrkdwn.cut(text, 3900))
+
+    def upload(self, channel: str, files: list[tuple[Path, str]], *, thread_ts: str | None = None,
+               comment: str | None = None) -> list[str]:
+        """Upload ``files`` (path, title) into ``channel`` (a thread when ``thread_ts``) with one comment
+        (mrkdwn Warden wrote), through slack_sdk's files_upload_v2 (files.getUploadURLExternal, the upload,
+        files.completeUploadExternal); returns the file ids."""
+        try:
+            resp = self.client.files_upload_v2(
+                file_uploads=[{"file": str(p), "filename": p.name, "title": mrkdwn.plain(t, 200)} for p, t in files],
+                channel=channel, thread_ts=thread_ts, initial_comment=mrkdwn.cut(comment, 3900) if comment else None)
+        except SlackApiError as e:
+            raise SlackPostError(f"Slack files_upload_v2: {e.response.get('error', 'error')}") from None
+        except (SlackClientError, OSError) as e:
+            raise SlackPostError(f"Slack files_upload_v2: {type(e).__name__}: {e}"[:300]) from None
+        return [str(f.get("id")) for f in (resp.get("files") or [])]
 
     def open_view(self, trigger_id: str, view: dict[str, Any]) -> None:
         """Open a modal (views.open) for the person who pressed a button."""

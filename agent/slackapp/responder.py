@@ -30,6 +30,7 @@ from agent.runbooks.target import Target
 from agent.settings import WardenSettings
 from agent.slackapp import mrkdwn
 from agent.slackapp.blocks import decided_blocks, parse_value
+from agent.slackapp.images import share_report
 from agent.slackapp.poster import SlackPoster
 from gateway.config import BUILTIN_MODEL
 from tools.errors import WardenError
@@ -58,12 +59,15 @@ class Responder:
         mode: autonomy mode for questions asked in Slack (capped by config.yaml's).
         model: gateway model alias (the built-in model by default: no LLM call).
         settings: loads config.yaml (read per request, so approver changes apply at once).
+        images: after each answer, upload the report's heat map and timeline into its thread
+            (agent/slackapp/images.py).
     """
 
     def __init__(self, target: Target, poster: SlackPoster, *, pool: BoundedPool, mode: Mode = "recommend",
-                 model: str = BUILTIN_MODEL, settings: Callable[[], WardenSettings] = WardenSettings.load) -> None:
+                 model: str = BUILTIN_MODEL, settings: Callable[[], WardenSettings] = WardenSettings.load,
+                 images: bool = True) -> None:
         self.target, self.poster, self.pool, self.mode, self.model = target, poster, pool, mode, model
-        self.settings = settings
+        self.settings, self.images = settings, images
         self._pressed: OrderedDict[str, tuple[str, str, list[dict[str, Any]], str]] = OrderedDict()
 
     def _who(self, settings: WardenSettings, user_id: str) -> str:
@@ -101,6 +105,8 @@ class Responder:
         inv = investigate(self.target, question or DEFAULT_QUESTION, settings=settings,
                           requester=self._who(settings, user_id), mode=self.mode, model=self.model)
         self.poster.post_investigation(channel, inv, thread_ts=thread_ts, note=f"asked by {user_id}")
+        if self.images:
+            share_report(self.poster, channel, thread_ts, inv)
 
     # ---- buttons -----------------------------------------------------------------------------
 

@@ -11,6 +11,10 @@ errors as ``{"ok": false, "error": "..."}``)::
     POST /api/views.open           trigger_id, view -> {"ok": true, "view": {"id": "V…", ...}}
     POST /api/apps.connections.open   (app-level token) -> {"ok": true, "url": "ws://…"} (Socket Mode;
                                    tests/emulators/slack_socket.py serves that URL)
+    POST /api/files.getUploadURLExternal  filename, length -> {"ok": true, "upload_url": …, "file_id": "F…"}
+    POST /upload/F…                the file's bytes (length as announced) -> 200 "OK - <length>"
+    POST /api/files.completeUploadExternal  files=[{"id", "title"}], channel_id, thread_ts,
+                                   initial_comment -> {"ok": true, "files": [{"id", "title", "name"}]}
 
 A request without a ``Bearer`` token gets ``not_authed``; an unknown user ``user_not_found``; an
 unknown channel ``channel_not_found``; chat.update of a message that was never posted
@@ -18,7 +22,9 @@ unknown channel ``channel_not_found``; chat.update of a message that was never p
 ``invalid_trigger_id``. Point slack_sdk at it with ``WARDEN_SLACK_API_URL`` (or
 ``WebClient(base_url=emulator.api_url)``). Reusable by any front end (Slack app tests included):
 ``messages`` holds every chat.postMessage with its channel, user, text, blocks and thread_ts;
-``updates`` every chat.update; ``views`` every views.open.
+``updates`` every chat.update; ``views`` every views.open; ``uploads`` every completed file upload
+(files_upload_v2's three steps; an upload never sent, of another length, or completed twice is
+refused as Slack refuses it).
 
 The other direction — Slack calling the app — is in tests/emulators/slack_requests.py: slash
 commands, app_mention events and block_actions / view_submission payloads, signed as Slack signs
@@ -74,8 +80,13 @@ class SlackEmulator:
         self.messages: list[dict[str, Any]] = []
         """Each chat.postMessage: ``{"channel", "user", "text", "ts", "blocks"}``."""
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.uploads: list[dict[str, Any]] = []
+        """Each files.completeUploadExternal: ``{"channel", "thread_ts", "comment", "files": [{"id", "title",
+        "filename", "data"}]}`` (``data`` the bytes uploaded)."""
+        self._pending: dict[str, dict[str, Any]] = {}
+        """file id -> {"filename", "length", "data"} between getUploadURLExternal and completion."""
         self._lock = threading.Lock()
-        self._seq = 0
+        self._seq = self._files = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -133,6 +144,10 @@ class SlackEmulator:
                                     "bot_id": "B0WARDEN"}}
             if method == "chat.update":
                 return self._update(args)
+            if method == "files.getUploadURLExternal":
+                return self._upload_url(args)
+            if method == "files.completeUploadExternal":
+                return self._complete(args)
             if method == "views.open":
                 trigger = str(args.get("trigger_id") or "")
                 if trigger not in self.trigger_ids:
@@ -151,6 +166,47 @@ class SlackEmulator:
         msg["text"], msg["blocks"] = args.get("text", msg["text"]), _json_arg(args.get("blocks")) or msg["blocks"]
         self.updates.append({"channel": channel, "ts": ts, "text": args.get("text"), "blocks": msg["blocks"]})
         return {"ok": True, "channel": channel, "ts": ts, "text": msg["text"]}
+
+    def _upload_url(self, args: dict[str, Any]) -> dict[str, Any]:
+        name, length = str(args.get("filename") or ""), str(args.get("length") or "")
+        if not name or not length.isdigit() or int(length) <= 0:
+            return {"ok": False, "error": "invalid_arguments"}
+        self._files += 1
+        fid = f"F{self._files:08d}"
+        self._pending[fid] = {"filename": name, "length": int(length), "data": None}
+        port = self._server.server_address[1]
+        return {"ok": True, "upload_url": f"http://127.0.0.1:{port}/upload/{fid}", "file_id": fid}
+
+    def receive_upload(self, fid: str, data: bytes) -> tuple[int, str]:
+        """Step 2 of an upload: the bytes for ``fid`` (HTTP status, body)."""
+        with self._lock:
+            f = self._pending.get(fid)
+            if f is None:
+                return 404, "file not found"
+            if len(data) != f["length"]:
+                return 400, f"length {len(data)} is not the announced {f['length']}"
+            f["data"] = data
+            return 200, f"OK - {len(data)}"
+
+    def _complete(self, args: dict[str, Any]) -> dict[str, Any]:
+        items = _json_arg(args.get("files"))
+        if not isinstance(items, list) or not items:
+            return {"ok": False, "error": "invalid_arguments"}
+        channel = str(args.get("channel_id") or "")
+        if channel and channel not in self.channels and channel not in self.dms:
+            return {"ok": False, "error": "channel_not_found"}
+        done = []
+        for it in items:
+            f = self._pending.get(str(it.get("id") if isinstance(it, dict) else ""))
+            if f is None or f["data"] is None:
+                return {"ok": False, "error": "file_not_found" if f is None else "file_upload_not_complete"}
+            done.append({"id": it["id"], "title": it.get("title") or f["filename"], "filename": f["filename"],
+                         "data": f["data"]})
+        for it in done:
+            del self._pending[it["id"]]
+        self.uploads.append({"channel": channel or None, "thread_ts": args.get("thread_ts"),
+                             "comment": args.get("initial_comment"), "files": done})
+        return {"ok": True, "files": [{"id": f["id"], "title": f["title"], "name": f["filename"]} for f in done]}
 
     def thread(self, channel: str, ts: str) -> list[dict[str, Any]]:
         """The replies posted in the thread under message ``ts`` of ``channel``, oldest first."""
@@ -176,6 +232,15 @@ class SlackEmulator:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 n = int(self.headers.get("Content-Length") or 0)
+                if self.path.startswith("/upload/"):  # step 2 of an upload: raw bytes, plain-text answer
+                    status, text = emu.receive_upload(self.path.rsplit("/", 1)[-1], self.rfile.read(n) if n else b"")
+                    body = text.encode()
+                    self.send_response(status)
+                    self.send_header("Content-Type", "text/plain; charset=utf-8")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
                 raw = self.rfile.read(n).decode("utf-8") if n else ""
                 if (self.headers.get("Content-Type") or "").startswith("application/json"):
                     args = json.loads(raw or "{}")

@@ -1,9 +1,10 @@
 """Issue 11's sandbox test: an injected Xid 79 fault fires the sandbox's real Prometheus rule, its
 real Alertmanager posts to `warden serve`, the gpu-xid runbook diagnoses the live sandbox, and the
 answer with Approve buttons reaches the local Slack Web API emulator (Slack cannot be reached from
-here). Signed button presses then: the requester on her irreversible plan, an unknown Slack user
-and a second press are refused in the thread; an on-call approver's press drains the node through
-policy and audit, and sinfo shows it drained."""
+here), the report's GPU heat map uploaded into its thread. Signed button presses then: the
+requester on her irreversible plan, an unknown Slack user and a second press are refused in the
+thread; an on-call approver's press drains the node through policy and audit, and sinfo shows it
+drained."""
 
 from __future__ import annotations
 
@@ -97,6 +98,12 @@ def test_fault_alert_runbook_slack_approval_drains_node(state_dir: Path, tmp_pat
                 assert state.startswith(("drain", "drng")), state
                 req.press(ans, "warden_approve", user_id=BOB, block_id=drain)
                 assert "already" in reply("Refused for <@U0BOB>")
+                # The report's pictures, drawn from the live DCGM values, in the answer's thread.
+                deadline = time.monotonic() + 60
+                while not [u for u in emu.uploads if u["thread_ts"] == thread] and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                up = next(u for u in emu.uploads if u["thread_ts"] == thread)
+                assert up["files"][0]["filename"] == "gpu-heatmap.png" and up["files"][0]["data"][:4] == b"\x89PNG"
             server.queue.close()
         kinds = [(r.kind, r.payload.get("event")) for r in AuditLog(home / "audit.db").records()]
         assert ("execution", "started") in kinds and ("verification", None) in kinds

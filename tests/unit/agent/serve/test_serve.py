@@ -146,4 +146,7 @@ def test_alert_posts_to_slack_with_buttons(home, tmp_path, monkeypatch):
         assert msg["channel"] == "C0ONCALL" and "gpu_hardware_fault" in msg["text"]
         assert any(b["type"] == "actions" for b in msg["blocks"])
         assert "<!channel>" not in json.dumps(msg["blocks"])
+        up = emu.uploads[-1]  # the runbook's images: true (the default): the report's pictures in the thread
+        assert up["thread_ts"] == msg["ts"] and [f["filename"] for f in up["files"]] == ["gpu-heatmap.png",
+                                                                                        "timeline.png"]
         server.queue.close()

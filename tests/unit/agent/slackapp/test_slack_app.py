@@ -35,8 +35,10 @@ def _config(home: Path, ttl: float = 3600) -> None:
 
 
 @pytest.fixture
-def slack(tmp_path, monkeypatch):
-    """(emulator, requests sender) around a running Slack app over the incident."""
+def slack(request, tmp_path, monkeypatch):
+    """(emulator, requests sender) around a running Slack app over the incident; the report's pictures
+    are uploaded only when the test asks (``parametrize("slack", [{"images": True}], indirect=True)``),
+    so no answer thread outlives its test drawing them."""
     from agent.cli.slack import slack_asgi
 
     home = tmp_path / "home"
@@ -46,7 +48,8 @@ def slack(tmp_path, monkeypatch):
         monkeypatch.setenv("WARDEN_SLACK_API_URL", emu.api_url)
         monkeypatch.setenv("WARDEN_SLACK_TOKEN", "xoxb-test")
         monkeypatch.setenv("WARDEN_SLACK_SIGNING_SECRET", SECRET)
-        _, asgi = slack_asgi(Target.of(snapshot=INCIDENT), http=True)
+        _, asgi = slack_asgi(Target.of(snapshot=INCIDENT), http=True,
+                             images=bool(getattr(request, "param", {}).get("images")))
         with serving(asgi) as url:
             yield emu, SlackRequests(f"{url}/slack/events", SECRET, emu), home
 
@@ -88,6 +91,32 @@ def test_slash_command_answers_in_thread_with_diagnosis_and_buttons(slack):
     buttons = [el for b in ans["blocks"] if b["type"] == "actions" for el in b["elements"]]
     assert {el["action_id"] for el in buttons} == {"warden_approve", "warden_deny"}
     assert all(len(json.loads(el["value"])["plan_hash"]) == 64 for el in buttons)  # the whole hash
+
+
+def _upload(emu: SlackEmulator, thread: str, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for u in list(emu.uploads):
+            if u["thread_ts"] == thread:
+                return u
+        time.sleep(0.05)
+    raise AssertionError(f"no file upload in thread {thread}; uploads: {emu.uploads}")
+
+
+@pytest.mark.parametrize("slack", [{"images": True}], indirect=True)
+def test_answer_uploads_the_report_pictures_into_its_thread(slack):
+    emu, req, home = slack
+    req.command("why is job 73412 hung?", user_id=ALICE)
+    ans = _answer(emu)
+    up = _upload(emu, ans["thread_ts"])
+    assert up["channel"] == ans["channel"]
+    assert [f["filename"] for f in up["files"]] == ["gpu-heatmap.png", "timeline.png"]
+    assert all(f["data"].startswith(b"\x89PNG\r\n\x1a\n") and len(f["data"]) > 5000 for f in up["files"])
+    assert "DCGM per node and GPU" in up["files"][0]["title"]
+    run = [b for b in ans["blocks"] if b["type"] == "context"][-1]["elements"][0]["text"]
+    report = next((home / "reports").iterdir())
+    assert report.name[:8] in run and (report / "report.html").is_file()  # the report of this answer's run
+    assert f"{report}/report.html" in up["comment"] and "`gpu-heatmap.png`" in up["comment"]
 
 
 def test_presses_are_authorised_by_slack_user_id(slack):

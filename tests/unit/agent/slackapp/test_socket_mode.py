@@ -33,7 +33,7 @@ def test_socket_mode_command_and_press(tmp_path, monkeypatch):
         monkeypatch.setenv("WARDEN_SLACK_TOKEN", "xoxb-s")
         monkeypatch.setenv("WARDEN_SLACK_APP_TOKEN", "xapp-1-s")
         monkeypatch.delenv("WARDEN_SLACK_SIGNING_SECRET", raising=False)
-        app, _ = build_slack(Target.of(snapshot=INCIDENT), http=False)
+        app, _ = build_slack(Target.of(snapshot=INCIDENT), http=False, images=False)
         handler = socket_mode_handler(app, SlackCredentials.from_env(http=False))
         handler.connect()
         try:
