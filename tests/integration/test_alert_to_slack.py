@@ -147,3 +147,50 @@ def test_metadata_storm_fires_mdt_rule_and_bundled_runbook_observes(state_dir: P
         cancel_jobs(slurm, rec.jobs_submitted)
         faults.clear("metadata_storm", state_dir)
     wait_healthy(state_dir, slurm)
+
+
+def test_generic_webhook_runbook_in_execute_mode_drains_without_approval(state_dir: Path, tmp_path: Path,
+                                                                         monkeypatch) -> None:
+    """A generic JSON alert (POST /webhook) matched by a runbook in execute mode, where config.yaml's
+    autonomy allows execute: the reversible drain runs through policy without anyone pressing a
+    button and is verified (sinfo shows the node drained); the irreversible plans still wait for
+    approval; the investigation is posted to a file."""
+    import httpx
+
+    home = tmp_path / "home"
+    (home / "runbooks").mkdir(parents=True)
+    (home / "config.yaml").write_text(yaml.safe_dump({"approvers": {"bob": ["oncall"]},
+                                                      "autonomy": {"default": "execute"}}))
+    (home / "runbooks" / "xid-auto.yaml").write_text(yaml.safe_dump({
+        "name": "xid-auto", "match": {"alertname": "WardenGpuXid"}, "autonomy": "execute",
+        "question": "DCGM reports Xid $label_xid on $nodes. Which job is hurt, why, and what should be done?",
+        "post": [{"file": "auto.jsonl"}]}))
+    write_sandbox_config(state_dir, home / "warden.toml")
+    monkeypatch.setenv("WARDEN_HOME", str(home))
+    for v in ("WARDEN_SLACK_TOKEN", "WARDEN_SLACK_SIGNING_SECRET"):
+        monkeypatch.delenv(v, raising=False)
+    slurm = LocalSource(env=cluster.env(state_dir))
+    rec = faults.inject("gpu_xid79", state_dir)
+    try:
+        server = build_server(Target.of(config=home / "warden.toml"), runbook_dirs=[home / "runbooks"])
+        with serving(server.asgi) as url:
+            alert = {"labels": {"alertname": "WardenGpuXid", "node": rec.node, "xid": "79"},
+                     "annotations": {"summary": f"Xid 79 on {rec.node}"}}
+            assert httpx.post(f"{url}/webhook", json=alert, timeout=30).status_code == 202
+            assert server.queue.join(150)
+        server.queue.close()
+        doc = json.loads((home / "posts" / "auto.jsonl").read_text().splitlines()[0])
+        assert doc["mode"] == "execute" and doc["diagnosis"]["root_cause"] == "gpu_hardware_fault"
+        plans = {p["type"]: p for p in doc["plans"]}
+        assert plans["drain_node"]["status"] == "executed", plans["drain_node"]["message"]
+        assert cluster.node_states(state_dir)[rec.node].startswith(("drain", "drng"))
+        waiting = [p for t, p in plans.items() if t != "drain_node" and p["status"] == "pending_approval"]
+        assert waiting and all(p["approval_id"] for p in waiting)  # the irreversible ones wait for a person
+        kinds = [(r.kind, r.payload.get("event")) for r in AuditLog(home / "audit.db").records()]
+        assert ("execution", "started") in kinds and ("verification", None) in kinds
+        assert not [k for k in kinds if k == ("approval", "approve")]  # nobody approved the drain
+    finally:
+        cancel_jobs(slurm, rec.jobs_submitted)
+        faults.clear("gpu_xid79", state_dir)
+        slurm.run(["scontrol", "update", f"NodeName={rec.node}", "State=RESUME"], timeout_s=15)
+    wait_healthy(state_dir, slurm)

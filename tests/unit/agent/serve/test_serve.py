@@ -150,3 +150,46 @@ def test_alert_posts_to_slack_with_buttons(home, tmp_path, monkeypatch):
         assert up["thread_ts"] == msg["ts"] and [f["filename"] for f in up["files"]] == ["gpu-heatmap.png",
                                                                                         "timeline.png"]
         server.queue.close()
+
+
+def test_webhook_destination_gets_the_document_and_a_refusal_is_reported(home, tmp_path):
+    """A runbook's {webhook: URL} gets the investigation as one JSON POST (a real HTTP receiver on
+    loopback); a webhook that refuses (HTTP 500) is a failed Delivery naming the status, and the
+    runbook's other destinations are still written."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    got: list[dict] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            ok = self.path == "/ok"
+            if ok:
+                got.append(json.loads(body))
+            self.send_response(200 if ok else 500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *a: object) -> None:
+            pass
+
+    hook = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{hook.server_address[1]}"
+    try:
+        rbs = _runbook(tmp_path / "rb", "gpu", post=[{"webhook": f"{base}/ok"}, {"webhook": f"{base}/broken"},
+                                                     {"file": "out.jsonl"}])
+        server = build_server(Target.of(snapshot=INCIDENT), runbook_dirs=[rbs])
+        server.intake.receive([Alert.model_validate(_alert("WardenGpuXid", "gpu007"))])
+        assert server.queue.join(120)
+        server.queue.close()
+    finally:
+        hook.shutdown()
+        hook.server_close()
+    assert len(got) == 1 and got[0]["runbook"] == "gpu" and got[0]["mode"] == "recommend"
+    assert got[0]["diagnosis"]["root_cause"] == "gpu_hardware_fault" and "node:gpu007" in got[0]["diagnosis"]["culprits"]
+    assert any(p["status"] == "pending_approval" and len(p["plan_hash"]) == 64 for p in got[0]["plans"])
+    res = server.runner.results[-1]
+    assert [(d.ok, d.detail) for d in res.deliveries[:2]] == [(True, "HTTP 200"), (False, "HTTP 500")]
+    assert _posts(home)[0]["diagnosis"]["run_id"] == got[0]["diagnosis"]["run_id"]
