@@ -62,7 +62,8 @@ class SlackEmulator:
     """
 
     def __init__(self, users: set[str] | None = None, *, token: str | None = None,
-                 channels: set[str] | None = None, app_token: str | None = None, socket_url: str | None = None) -> None:
+                 channels: set[str] | None = None, app_token: str | None = None, socket_url: str | None = None,
+                 port: int = 0) -> None:
         self.users = set(users or {"U012AB3CD"})
         self.token = token
         self.channels = set(channels or {"C0WARDEN"})
@@ -87,7 +88,7 @@ class SlackEmulator:
         """file id -> {"filename", "length", "data"} between getUploadURLExternal and completion."""
         self._lock = threading.Lock()
         self._seq = self._files = 0
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
@@ -230,6 +231,19 @@ class SlackEmulator:
         emu = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                # Not Slack's: what was posted, for a person or a script driving the emulator by hand
+                # (tests/emulators/slack_cli.py press).
+                if self.path != "/_emulator/messages":
+                    self.send_error(404)
+                    return
+                data = json.dumps([{k: v for k, v in m.items() if k != "at"} for m in list(emu.messages)]).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 n = int(self.headers.get("Content-Length") or 0)
                 if self.path.startswith("/upload/"):  # step 2 of an upload: raw bytes, plain-text answer
