@@ -24,7 +24,8 @@ one for the sandbox. Example::
     host = "{node}"
     since_h = 2
 
-    [job_logs]                  # StdOut/StdErr from `scontrol show job`, read with tail -c
+    [job_logs]                  # StdOut/StdErr from `scontrol show job`, read from the end
+    roots = ["/scratch", "/home"]   # only logs under these (resolved) and owned by the job's user; [] = none read
     max_bytes = 262144
 
     [[lustre]]
@@ -34,6 +35,7 @@ one for the sandbox. Example::
 
     [checkpoints]
     pattern = "{workdir}/checkpoints"
+    roots = ["/scratch"]        # optional; default: job_logs.roots
 
     [bounds]
     max_nodes = 32

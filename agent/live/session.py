@@ -14,7 +14,7 @@ from agent.store import warden_home
 from tools.checks import SiteCheck
 from tools.errors import ConfigError
 from tools.live.collect import ErrorFn, LiveCollector, live_context
-from tools.live.model import KernelLogAccess, LivePlanInput, LustreItem, SlurmAccess
+from tools.live.model import JobLogAccess, KernelLogAccess, LivePlanInput, LustreItem, SlurmAccess
 from tools.read.context import ProgressFn, ReadContext
 from tools.sources.base import Source
 from tools.sources.local import LocalSource
@@ -79,6 +79,7 @@ def sandbox_config(state_dir: Path | str | None = None) -> LiveConfig:
         slurm=SlurmAccess(via="local", slurm_conf=str(lay.slurm_conf)),
         prometheus=PrometheusConfig(url=sc.prometheus_url),
         kernel_logs=KernelLogAccess(kind="file", path=str(lay.nodes / "{node}" / "kernel.log")),
+        job_logs=JobLogAccess(roots=[str(lay.jobs)]),  # the sandbox's run folders hold job logs and checkpoints
         lustre=lustre,
         # The sandbox's training jobs run for minutes: a lost minute-long run still counts here.
         checks=[SiteCheck(check="job_timeout_without_checkpoint", args={"min_elapsed_min": 0})],

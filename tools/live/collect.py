@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 
 from tools.errors import CommandError, HTTPSourceError, SourceError
 from tools.facts import build_facts
+from tools.live.guard import describe_guarded, guarded_failure
 from tools.live.model import LivePlanInput
 from tools.models.unreadable import Unreadable
 from tools.parsers.slurm.client_error import SLURM_FORMATS, client_error
@@ -86,12 +87,15 @@ class LiveCollector:
                 # turn it into a SlurmClientError, which is evidence.
                 return RawArtifact(format=req.format, data=e.stderr.encode(), path=req.path or display(req),
                                    command=display(req), node=req.node, job=req.job)
+            if describe_guarded(e.argv):  # a checked read: say why, not the checking script's text
+                self._failed(req, guarded_failure(e))
+                return None
             self._failed(req, e)
             return None
         except (HTTPSourceError, SourceError) as e:
             self._failed(req, e)
             return None
-        return art.model_copy(update={"path": req.path or art.path})
+        return art.model_copy(update={"path": req.path or art.path, "command": display(req) if req.argv else art.command})
 
     def _failed(self, req: FetchRequest, e: Exception | str) -> None:
         with self._failures_lock:
@@ -141,7 +145,10 @@ class LiveCollector:
         (evidence for the nodes and jobs that matter), each phase in parallel."""
         first = self._phase([(r, self.http if r.url else self.slurm) for r in first_requests(self.cfg, self.captured_at)])
         view = build_facts(first, captured_at=self.captured_at, cluster=self.cfg.cluster)
-        reqs = followup_requests(self.cfg, view, self.captured_at)
+        refused: list[tuple[FetchRequest, str]] = []
+        reqs = followup_requests(self.cfg, view, self.captured_at, refused)
+        for req, why in refused:  # job logs Warden will not read: unreadable evidence, never fetched
+            self._failed(req, why)
         second = self._phase([(r, self._source_for(r)) for r in reqs])  # sources made here, not in threads
         return first + second
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tools.checks import SiteCheck
 
@@ -57,12 +57,30 @@ class KernelLogAccess(_Strict):
     max_lines: int = Field(default=2000, ge=10)
 
 
+def _roots(value: list[str]) -> list[str]:
+    for r in value:
+        if not r.startswith("/") or r.rstrip("/") == "" or "\n" in r or "\0" in r:
+            raise ValueError(f"{r!r}: a root must be an absolute directory other than /")
+    return value
+
+
 class JobLogAccess(_Strict):
-    """Job logs: the StdOut/StdErr paths ``scontrol show job`` reports, read with ``tail -c``."""
+    """Job logs: the StdOut/StdErr paths ``scontrol show job`` reports, read from the end (tools/live/guard.py).
+
+    A job's user picks those paths, so they are read only when they resolve (symlinks followed
+    where the file is) under one of ``roots`` and, with ``owner_check``, belong to the job's user.
+    No roots configured: job logs are not fetched, and each one planned is recorded as unreadable.
+    """
 
     enabled: bool = True
-    max_bytes: int = Field(default=262_144, ge=1024)
+    roots: list[str] = Field(default_factory=list)
+    """Directories job logs may be read from (e.g. ``["/scratch", "/home"]``); empty = none fetched."""
+    owner_check: bool = True
+    """Read a log only when the opened file is owned by the job's user (scontrol ``UserId``)."""
+    max_bytes: int = Field(default=262_144, ge=1024, le=64 * 1024 * 1024)
     """Bytes read from the end of each log."""
+
+    _check_roots = field_validator("roots")(_roots)
 
 
 class LustreItem(_Strict):
@@ -80,7 +98,12 @@ class CheckpointAccess(_Strict):
     """Where a job keeps its checkpoints: ``pattern`` with ``{workdir}`` (the job's WorkDir)."""
 
     pattern: str = "{workdir}/checkpoints"
-    manifest_name: str = "manifest.json"
+    manifest_name: str = Field(default="manifest.json", pattern=r"^[A-Za-z0-9._-]+$")
+    roots: list[str] = Field(default_factory=list)
+    """Directories checkpoints may be verified in (resolved where they are, owned by the job's user);
+    empty = ``job_logs.roots``."""
+
+    _check_roots = field_validator("roots")(_roots)
 
 
 class LiveBounds(_Strict):

@@ -29,6 +29,7 @@ import httpx
 
 from tools.facts.queries import same_run_jobs
 from tools.facts import Facts
+from tools.live.guard import describe_guarded, job_log_argv, safe_user, under_roots
 from tools.live.model import LivePlanInput
 from tools.live.promql import anomalous_nodes, first_pass_requests, safe_host
 from tools.parsers.gpu.dcgm_prometheus_text import DCGM_CHECKED_FIELDS
@@ -163,6 +164,8 @@ def _kernel(cfg: LivePlanInput, nodes: list[str], now: datetime) -> list[FetchRe
     out: list[FetchRequest] = []
     since = (now - timedelta(hours=k.since_h)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
     for node in nodes:
+        if not safe_host(node):  # a node name goes into a file path or a host name: never "../" or options
+            continue
         path = f"kernel/{safe_name(node)}.log"
         if k.kind == "file" and k.path:
             argv = ["tail", "-n", str(k.max_lines), k.path.replace("{node}", node)]
@@ -174,17 +177,32 @@ def _kernel(cfg: LivePlanInput, nodes: list[str], now: datetime) -> list[FetchRe
     return out
 
 
-def _job_logs(cfg: LivePlanInput, jobs: list[SlurmJob]) -> list[FetchRequest]:
-    if not cfg.job_logs.enabled:
+def _job_logs(cfg: LivePlanInput, jobs: list[SlurmJob], refused: list[tuple[FetchRequest, str]]) -> list[FetchRequest]:
+    """Each job's StdOut/StdErr, read through the checks of tools/live/guard.py; a path that cannot
+    pass them is not fetched and goes to ``refused`` with the reason (unreadable evidence)."""
+    jl = cfg.job_logs
+    if not jl.enabled:
         return []
     out: list[FetchRequest] = []
     for j in jobs:
-        for p in dict.fromkeys(x for x in (j.stdout_path, j.stderr_path) if x and x.startswith("/")):
+        for p in dict.fromkeys(x for x in (j.stdout_path, j.stderr_path) if x):
             name = safe_name(p.rsplit("/", 1)[-1])
             node = j.batch_host or (j.nodes[0] if j.nodes else None)
-            out.append(FetchRequest(format="job-log", argv=["tail", "-c", str(cfg.job_logs.max_bytes), p],
-                                    path=f"logs/{safe_name(j.job_id)}/{name}", job=j.job_id, node=node,
-                                    timeout_s=cfg.bounds.timeout_s))
+            req = FetchRequest(format="job-log", argv=["tail", "-c", str(jl.max_bytes), p],
+                               path=f"logs/{safe_name(j.job_id)}/{name}", job=j.job_id, node=node,
+                               timeout_s=cfg.bounds.timeout_s)
+            why = None
+            if not jl.roots:
+                why = "not fetched: job_logs.roots is empty (name the directories job logs may be read from)"
+            elif not under_roots(p, jl.roots):
+                why = f"refused: {p} is not under job_logs.roots ({', '.join(jl.roots)})"
+            elif jl.owner_check and not safe_user(j.user):
+                why = f"refused: the job's user ({j.user!r}) is unknown, so the owner check cannot be made"
+            if why:
+                refused.append((req, why))
+                continue
+            owner = j.user if jl.owner_check else None
+            out.append(req.model_copy(update={"argv": job_log_argv(p, jl.max_bytes, owner, jl.roots)}))
     return out
 
 
@@ -200,14 +218,22 @@ def _lustre(cfg: LivePlanInput) -> list[FetchRequest]:
     return out
 
 
-def followup_requests(cfg: LivePlanInput, facts: Facts, now: datetime | None = None) -> list[FetchRequest]:
-    """Phase two, from the scheduler's view in ``facts``: Prometheus, kernel logs, job logs, Lustre."""
+def followup_requests(cfg: LivePlanInput, facts: Facts, now: datetime | None = None,
+                      refused: list[tuple[FetchRequest, str]] | None = None) -> list[FetchRequest]:
+    """Phase two, from the scheduler's view in ``facts``: Prometheus, kernel logs, job logs, Lustre.
+
+    ``refused`` receives the job logs not fetched (no roots configured, a path outside them, an
+    unknown user) with the reason."""
     now = now or datetime.now(timezone.utc)
     nodes = nodes_that_matter(facts, cfg.bounds.max_nodes)
     jobs = jobs_that_matter(facts, cfg.bounds.max_job_logs)
-    return [*_prom(cfg, nodes, now), *_kernel(cfg, nodes, now), *_job_logs(cfg, jobs), *_lustre(cfg)]
+    logs = _job_logs(cfg, jobs, refused if refused is not None else [])
+    return [*_prom(cfg, nodes, now), *_kernel(cfg, nodes, now), *logs, *_lustre(cfg)]
 
 
 def display(req: FetchRequest) -> str:
-    """How a request is shown in progress lines and manifests: the quoted command or the URL."""
-    return shlex.join(req.argv) if req.argv else (req.url or req.path or req.format)
+    """How a request is shown in progress lines and manifests: the quoted command (a guarded read as
+    the command it stands for) or the URL."""
+    if req.argv:
+        return describe_guarded(req.argv) or shlex.join(req.argv)
+    return req.url or req.path or req.format

@@ -12,8 +12,9 @@ import pytest
 from agent.live.config import LiveConfig, load_live_config, render_toml
 from tools.errors import ConfigError
 from tools.facts import build_facts
-from tools.live.model import KernelLogAccess, LiveBounds, LivePlanInput, LustreItem
-from tools.live.plan import DCGM_FIELDS, followup_requests, nodes_that_matter, safe_name, slurm_requests
+from tools.live.guard import job_log_argv
+from tools.live.model import JobLogAccess, KernelLogAccess, LiveBounds, LivePlanInput, LustreItem
+from tools.live.plan import DCGM_FIELDS, display, followup_requests, nodes_that_matter, safe_name, slurm_requests
 from tools.parsers import parse_artifact
 from tools.sources.base import RawArtifact
 
@@ -33,7 +34,8 @@ def facts():
 
 def _cfg(**kw) -> LivePlanInput:
     return LivePlanInput(cluster="c", prometheus_url="http://prom:9090",
-                         kernel_logs=KernelLogAccess(kind="file", path="/var/log/nodes/{node}/kern.log"), **kw)
+                         kernel_logs=KernelLogAccess(kind="file", path="/var/log/nodes/{node}/kern.log"),
+                         job_logs=JobLogAccess(roots=["/tmp/warden-fixtures.56Dq"]), **kw)
 
 
 def test_slurm_phase_is_every_scheduler_view_with_a_bounded_sacct_window() -> None:
@@ -53,7 +55,9 @@ def test_followups_cover_nodes_that_matter_and_jobs_that_ran_or_failed(facts) ->
     assert [r.node for r in kernel] == nodes
     assert kernel[0].argv == ["tail", "-n", "2000", f"/var/log/nodes/{nodes[0]}/kern.log"]
     logs = [r for r in reqs if r.format == "job-log"]
-    assert logs and all(r.argv and r.argv[:3] == ["tail", "-c", "262144"] and r.job for r in logs)
+    assert logs and all(r.job and display(r).startswith("tail -c 262144 /tmp/warden-fixtures.56Dq/work/")
+                        and r.argv == job_log_argv(r.argv[4], 262144, "root", ["/tmp/warden-fixtures.56Dq"])
+                        for r in logs)
     running = {j.job_id for j in facts.jobs if j.state == "RUNNING"}
     assert running <= {r.job for r in logs}
     prom = [r for r in reqs if r.format == "prometheus-query-json"]

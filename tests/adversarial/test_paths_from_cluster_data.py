@@ -1,0 +1,160 @@
+"""Adversarial class from issue 15 item 3: paths that come from cluster data point Warden at files
+it must not read.
+
+Before: a job whose StdOut/StdErr was ``/etc/shadow`` (or a symlink to it, or a FIFO, or
+``/dev/zero``) made the live collector, running as root, ``tail`` that file into the snapshot.
+Now a job log is read only when the file actually opened lies under ``job_logs.roots`` and belongs
+to the job's user; every refusal is unreadable evidence naming the job and why. Checkpoint
+folders (from a job's WorkDir or a log line) get the same rule, and the files a checkpoint
+manifest lists are read as the job's user.
+
+The Slurm side is a scripted ``scontrol show job`` (hostile jobs, in the real 22.05 text format);
+the reads are real: ``sh``, ``tail``, ``realpath``, ``stat`` on real files through LocalSource.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tools.errors import CommandError
+from tools.live.collect import LiveCollector, live_context
+from tools.live.model import JobLogAccess, LivePlanInput
+from tools.sources.base import FetchRequest, RawArtifact
+from tools.sources.local import LocalSource
+
+SECRET = b"root:$6$SECRET-HASH-warden-must-not-read:19000:0:99999:7:::\n"
+USER = getpass.getuser()
+
+
+def _job(job_id: int, out: str, user: str = USER, workdir: str = "/tmp") -> str:
+    uid = os.getuid()
+    return (f"JobId={job_id} JobName=train{job_id}\n   UserId={user}({uid}) GroupId={user}({os.getgid()}) MCS_label=N/A\n"
+            f"   JobState=FAILED Reason=NonZeroExitCode Dependency=(null)\n   ExitCode=1:0\n"
+            f"   SubmitTime=2026-11-29T15:0{job_id % 10}:00 StartTime=2026-11-29T15:0{job_id % 10}:01 "
+            f"EndTime=2026-11-29T15:0{job_id % 10}:30\n   Partition=gpu\n   NodeList=gpu01\n   BatchHost=gpu01\n"
+            f"   WorkDir={workdir}\n   StdErr={out}\n   StdIn=/dev/null\n   StdOut={out}\n\n")
+
+
+class HostileCluster:
+    """scontrol answers with the jobs given; every other command really runs on this host."""
+
+    name = "local"
+
+    def __init__(self, jobs: str) -> None:
+        self.jobs = jobs.encode()
+        self.local = LocalSource()
+        self.ran: list[list[str]] = []
+
+    def fetch(self, req: FetchRequest) -> RawArtifact:
+        if req.format == "scontrol-job-text":
+            return RawArtifact(format=req.format, data=self.jobs, path="slurm/scontrol_show_job.txt")
+        if req.format != "job-log":
+            raise CommandError(req.argv or [], 1, "not part of this cluster")
+        return self.local.fetch(req)
+
+    def run(self, argv, *, timeout_s=30.0, input_bytes=None) -> bytes:  # noqa: ANN001 - CommandRunner
+        self.ran.append(list(argv))
+        return self.local.run(argv, timeout_s=timeout_s)
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> dict[str, str]:
+    root = tmp_path / "scratch"
+    (root / "alice").mkdir(parents=True)
+    secret = tmp_path / "etc" / "shadow"
+    secret.parent.mkdir()
+    secret.write_bytes(SECRET)
+    (root / "alice" / "ok.out").write_bytes(b"step 10 loss 1.0\n" * 100)
+    (root / "alice" / "link.out").symlink_to(secret)
+    os.mkfifo(root / "alice" / "fifo.out")
+    out = {"root": str(root), "secret": str(secret), "ok": str(root / "alice" / "ok.out"),
+           "symlink": str(root / "alice" / "link.out"), "dotdot": f"{root}/alice/../../etc/shadow",
+           "fifo": str(root / "alice" / "fifo.out"), "dev": "/dev/zero"}
+    if os.getuid() == 0:  # a file inside the root that another user owns (e.g. a hard link to theirs)
+        theirs = root / "alice" / "theirs.out"
+        theirs.write_bytes(SECRET)
+        os.chown(theirs, 65534, 65534)
+        out["other_owner"] = str(theirs)
+    return out
+
+
+def _collect(jobs: str, roots: list[str]) -> tuple[LiveCollector, list[RawArtifact]]:
+    cfg = LivePlanInput(job_logs=JobLogAccess(roots=roots))
+    col = LiveCollector(cfg, HostileCluster(jobs))
+    return col, col.collect()
+
+
+def test_hostile_stdout_paths_are_refused_and_recorded(files: dict[str, str]) -> None:
+    hostile = [k for k in files if k not in ("root", "ok")] + (["etc_shadow"] if Path("/etc/shadow").exists() else [])
+    paths = {**files, "etc_shadow": "/etc/shadow"}
+    jobs = "".join(_job(100 + i, paths[k]) for i, k in enumerate(["ok", *hostile]))
+    col, arts = _collect(jobs, [files["root"]])
+    got = {a.job: a for a in arts if a.format == "job-log"}
+    assert list(got) == ["100"] and got["100"].data.startswith(b"step 10 loss")
+    assert got["100"].command.startswith(f"tail -c 262144 {files['ok']} (checked under job_logs.roots")
+    assert all(b"SECRET" not in a.data for a in arts)
+    why = {r.job: reason for r, reason in col.failures if r.format == "job-log"}
+    assert set(why) == {str(101 + i) for i in range(len(hostile))}
+    for i, k in enumerate(hostile):
+        reason = why[str(101 + i)]
+        expect = {"secret": "not under job_logs.roots", "etc_shadow": "not under job_logs.roots",
+                  "symlink": f"is {files['secret']}, outside job_logs.roots", "dotdot": "not under job_logs.roots",
+                  "fifo": "not a regular file", "dev": "not under job_logs.roots",
+                  "other_owner": "is owned by nobody, not by the job's user"}[k]
+        assert expect in reason, (k, reason)
+
+
+def test_refusals_reach_the_facts_as_unreadable_evidence(files: dict[str, str]) -> None:
+    col = LiveCollector(LivePlanInput(job_logs=JobLogAccess(roots=[files["root"]])),
+                        HostileCluster(_job(7, files["symlink"])))
+    facts = live_context(col).facts
+    (u,) = [u for u in facts.unreadable if u.job == "7"]
+    assert u.kind == "fetch" and u.format == "job-log" and "outside job_logs.roots" in u.reason
+    assert u.command == f"tail -c 262144 {files['symlink']} (checked under job_logs.roots, owner {USER})"
+
+
+def test_no_roots_configured_reads_no_job_log(files: dict[str, str]) -> None:
+    col, arts = _collect(_job(1, files["ok"]), [])
+    assert not [a for a in arts if a.format == "job-log"]
+    ((req, why),) = [(r, w) for r, w in col.failures if r.format == "job-log"]
+    assert req.job == "1" and "job_logs.roots is empty" in why
+
+
+def test_a_job_whose_user_is_unknown_is_not_read(files: dict[str, str]) -> None:
+    col, arts = _collect(_job(1, files["ok"], user="-rf"), [files["root"]])
+    assert not [a for a in arts if a.format == "job-log"]
+    assert any("owner check cannot be made" in w for _, w in col.failures)
+
+
+def test_roots_must_be_real_directories() -> None:
+    from pydantic import ValidationError
+
+    for bad in (["/"], ["scratch"], ["/a\nb"]):
+        with pytest.raises(ValidationError, match="absolute directory other than /"):
+            JobLogAccess(roots=bad)
+
+
+def test_a_hostile_log_name_stays_data_through_a_remote_shell(files: dict[str, str], tmp_path: Path) -> None:
+    """Over SSH the checked read is one command line (``remote_command``) that the login node's shell
+    parses: a log name full of shell syntax must reach the script as one argument and run nothing."""
+    import subprocess
+
+    from tools.live.guard import job_log_argv
+    from tools.sources.ssh import remote_command
+
+    pwned = tmp_path / "PWNED"
+    name = "run $(touch PWNED) `touch PWNED`; touch PWNED 'q\"$IFS*.out"  # run from tmp_path: PWNED lands there
+    log = Path(files["root"]) / "alice" / name
+    log.write_bytes(b"epoch 1 done\n")
+    line = remote_command(job_log_argv(str(log), 1024, USER, [files["root"]]))
+    done = subprocess.run(["sh", "-c", line], capture_output=True, timeout=30, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, b"epoch 1 done\n") and not pwned.exists()
+    outside = "/etc/$(touch PWNED)"
+    done = subprocess.run(["sh", "-c", remote_command(job_log_argv(outside, 1024, USER, [files["root"]]))],
+                          capture_output=True, timeout=30, cwd=tmp_path)
+    assert done.returncode != 0 and not pwned.exists()
