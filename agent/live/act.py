@@ -35,6 +35,7 @@ from tools.actions.notify_channels import Channels
 from tools.errors import HTTPSourceError, SourceError
 from tools.facts import Facts
 from tools.live.collect import LiveCollector, unreadable_of
+from tools.live.guard import GuardedRunner
 from tools.models.findings import ActionSpec, Diagnosis
 from tools.read.context import ProgressFn, ReadContext
 from tools.sources.base import FetchRequest, RawArtifact
@@ -128,6 +129,15 @@ def _is_warden_diagnostic(facts: Facts, job: str) -> bool:
     return DIAG_JOB_NAME in ((j.name if j else None), (a.name if a else None))
 
 
+def _checkpoint_runner(runner: CommandRunner, cfg: LiveConfig, facts: Facts, job: str) -> GuardedRunner:
+    """The runner checkpoint commands go through: every path under checkpoints.roots (else
+    job_logs.roots), owned by the job's user (tools/live/guard.py)."""
+    j, a = facts.job(job), facts.acct_job(job)
+    owner = (j.user if j else None) or (getattr(a, "user", None) if a else None)
+    return GuardedRunner(runner, cfg.checkpoints.roots or cfg.job_logs.roots, owner,
+                         owner_check=cfg.job_logs.owner_check)
+
+
 def live_specs(d: Diagnosis, facts: Facts, cfg: LiveConfig, runner: CommandRunner,
                checks: dict[str, list[CheckpointCheck]] | None = None) -> list[ActionSpec]:
     """The diagnosis' proposed actions, each resubmission pointed at the newest checkpoint that
@@ -141,10 +151,11 @@ def live_specs(d: Diagnosis, facts: Facts, cfg: LiveConfig, runner: CommandRunne
             continue  # Warden's own GPU diagnostic step, failing on the bad node: not a user's job to act on
         if spec.type in _RESUBMITS and spec.job:
             wd = _workdir(facts, spec.job)
-            proposed = verify_checkpoint(runner, spec.checkpoint, manifest_name=ck.manifest_name) if spec.checkpoint else None
+            runner_ck = _checkpoint_runner(runner, cfg, facts, spec.job)  # paths from cluster data: checked
+            proposed = verify_checkpoint(runner_ck, spec.checkpoint, manifest_name=ck.manifest_name) if spec.checkpoint else None
             made = [proposed] if proposed else []
             if not (proposed and proposed.ok) and wd:
-                best, made2 = newest_verified_checkpoint(runner, ck.pattern.replace("{workdir}", wd),
+                best, made2 = newest_verified_checkpoint(runner_ck, ck.pattern.replace("{workdir}", wd),
                                                          manifest_name=ck.manifest_name)
                 made += made2
                 spec = spec.model_copy(update={"checkpoint": best.path if best else None})

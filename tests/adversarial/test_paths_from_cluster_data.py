@@ -139,6 +139,34 @@ def test_roots_must_be_real_directories() -> None:
             JobLogAccess(roots=bad)
 
 
+def test_checkpoints_outside_the_roots_or_through_symlinks_are_not_read(files: dict[str, str], tmp_path: Path) -> None:
+    import hashlib
+
+    from tools.actions.checkpoints import newest_verified_checkpoint, verify_checkpoint
+    from tools.live.guard import GuardedRunner
+
+    ck = Path(files["root"]) / "alice" / "checkpoints" / "step-10"
+    ck.mkdir(parents=True)
+    (ck / "model.pt").symlink_to(files["secret"])  # the manifest "lists" the secret through a link
+    (ck / "manifest.json").write_text(json.dumps({"step": 10, "files": [
+        {"path": "model.pt", "size_bytes": len(SECRET), "sha256": hashlib.sha256(SECRET).hexdigest()}]}))
+    runner = HostileCluster("")
+    verify_checkpoint(runner, str(ck))  # unguarded: sha256sum read the secret through the link
+    assert ["sha256sum", "--", str(ck / "model.pt")] in runner.ran
+    guarded = GuardedRunner(runner, [files["root"]], USER)
+    check = verify_checkpoint(guarded, str(ck))
+    assert not check.ok and "outside the configured roots" in (check.problem or "")
+    (ck / "model.pt").unlink()
+    (ck / "model.pt").write_bytes(b"weights")
+    (ck / "manifest.json").write_text(json.dumps({"step": 10, "files": [
+        {"path": "model.pt", "size_bytes": 7, "sha256": hashlib.sha256(b"weights").hexdigest()}]}))
+    best, _ = newest_verified_checkpoint(guarded, str(ck.parent))
+    assert best is not None and best.path == str(ck)  # the job's own checkpoint still verifies
+    elsewhere = GuardedRunner(runner, [str(tmp_path / "other")], USER)
+    assert newest_verified_checkpoint(elsewhere, str(ck.parent)) == (None, [])  # WorkDir outside: nothing read
+    assert not verify_checkpoint(GuardedRunner(runner, [files["root"]], None), str(ck)).ok  # owner unknown
+
+
 def test_a_hostile_log_name_stays_data_through_a_remote_shell(files: dict[str, str], tmp_path: Path) -> None:
     """Over SSH the checked read is one command line (``remote_command``) that the login node's shell
     parses: a log name full of shell syntax must reach the script as one argument and run nothing."""
@@ -158,3 +186,33 @@ def test_a_hostile_log_name_stays_data_through_a_remote_shell(files: dict[str, s
     done = subprocess.run(["sh", "-c", remote_command(job_log_argv(outside, 1024, USER, [files["root"]]))],
                           capture_output=True, timeout=30, cwd=tmp_path)
     assert done.returncode != 0 and not pwned.exists()
+
+
+def test_a_resubmission_never_points_at_a_checkpoint_outside_the_roots(files: dict[str, str], tmp_path: Path) -> None:
+    """The live act path: a hostile WorkDir and a proposed checkpoint outside job_logs.roots are
+    verified through the guard, so nothing there is read and no checkpoint is proposed."""
+    import hashlib
+
+    from agent.live.act import live_specs
+    from agent.live.config import LiveConfig
+    from tools.actions import plan_spec
+    from tools.facts import build_facts
+    from tools.models.findings import ActionSpec, Diagnosis
+
+    outside = tmp_path / "elsewhere" / "checkpoints" / "step-1"
+    outside.mkdir(parents=True)
+    (outside / "w.pt").write_bytes(b"w")
+    (outside / "manifest.json").write_text(json.dumps({"step": 1, "files": [
+        {"path": "w.pt", "size_bytes": 1, "sha256": hashlib.sha256(b"w").hexdigest()}]}))
+    jobs = _job(42, files["ok"], workdir=str(outside.parent.parent))
+    facts = build_facts([RawArtifact(format="scontrol-job-text", data=jobs.encode(), path="slurm/scontrol_show_job.txt")])
+    spec = ActionSpec(type="resubmit_from_checkpoint", job="42", checkpoint=str(outside))
+    d = Diagnosis(question="q", root_cause="checkpoint_corrupt", confidence=0.9, summary="s",
+                  proposed_actions=[plan_spec(spec)])
+    runner = HostileCluster("")
+    checks: dict = {}
+    (got,) = live_specs(d, facts, LiveConfig(job_logs=JobLogAccess(roots=[files["root"]])), runner, checks)
+    assert got.checkpoint is None and not runner.ran  # refused in Python: nothing ran on the cluster
+    assert [c.ok for c in checks["42"]] == [False] and "outside the configured roots" in (checks["42"][0].problem or "")
+    (ok,) = live_specs(d, facts, LiveConfig(job_logs=JobLogAccess(roots=[str(tmp_path / "elsewhere")])), runner, checks)
+    assert ok.checkpoint == str(outside) and checks["42"][0].ok  # inside the roots it verifies as before
