@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import datetime
 from pathlib import Path
@@ -81,13 +82,17 @@ def load_manifest(snapshot_dir: Path, *, allow_absent: bool = False) -> Manifest
         raise SnapshotError(f"{mpath}: not UTF-8 ({e.reason} at byte {e.start})") from None
     except yaml.YAMLError as e:
         raise SnapshotError(f"{mpath}: invalid YAML: {str(e).splitlines()[0]}") from None
+    except RecursionError:
+        raise SnapshotError(f"{mpath}: nested too deeply to read") from None
+    except ValueError as e:  # e.g. an integer of thousands of digits
+        raise SnapshotError(f"{mpath}: {' '.join(str(e).split())[:200]}") from None
     if not isinstance(raw, dict):
         raise SnapshotError(f"{mpath}: expected a mapping with captured_at and files")
     try:
         manifest = Manifest.model_validate(raw)
     except ValidationError as e:
         raise SnapshotError(f"{mpath}: {_first_error(e)}") from None
-    _check_files(snapshot_dir, manifest, mpath)
+    _check_files(snapshot_dir, manifest, mpath, allow_absent=allow_absent)
     return manifest
 
 
@@ -97,13 +102,15 @@ def _load_text(text: str) -> Any:
 
     Raises:
         yaml.YAMLError: neither JSON nor valid YAML.
+        ValueError: a value the parsers refuse (an integer of more than 4,300 digits).
+        RecursionError: nesting deeper than the parser's stack.
     """
     if text.lstrip().startswith("{"):
         from tools.parsers.base import json_loads
 
         try:
             return json_loads(text)
-        except ValueError:
+        except json.JSONDecodeError:
             pass  # YAML flow style that is not JSON
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
@@ -123,24 +130,47 @@ def _files(root: Path) -> dict[str, os.DirEntry[str]]:
     return out
 
 
-def _check_files(snapshot_dir: Path, manifest: Manifest, mpath: Path) -> None:
-    """Every listed file exists inside the snapshot, and every file there is listed."""
+def _inside(rel: str) -> bool:
+    """A manifest path as DESIGN.md allows it: relative, no ``..`` component, no NUL."""
+    return bool(rel) and not rel.startswith("/") and "\0" not in rel and ".." not in rel.split("/")
+
+
+def _check_files(snapshot_dir: Path, manifest: Manifest, mpath: Path, *, allow_absent: bool) -> None:
+    """Every listed path is relative and stays inside the snapshot (symlinks resolved), names a
+    regular file (or is absent, with ``allow_absent``), is listed once, and every file there is listed.
+
+    Raises:
+        SnapshotError: naming the manifest, the entry's index and its path.
+    """
     root = snapshot_dir.resolve()
     present = _files(root)
-    listed: set[str] = set()
-    for entry in manifest.files:
+    listed: dict[str, int] = {}
+    """Each listed file (symlinks resolved) and the entry that lists it."""
+    named: set[str] = set()
+    """The paths as written (a listed symlink covers itself and its target)."""
+    for i, entry in enumerate(manifest.files):
+        where = f"{mpath}: files.{i}: {entry.path!r}"
+        if not _inside(entry.path):
+            raise SnapshotError(f"{where}: paths must be relative, inside the snapshot, without '..'")
         rel = os.path.normpath(entry.path)
+        named.add(rel)
         e = present.get(rel)
-        if e is not None and not os.path.isabs(rel) and not rel.startswith("..") and not e.is_symlink():
-            listed.add(rel)  # a plain file inside the snapshot
-            continue
-        p = (snapshot_dir / entry.path).resolve()  # symlinks and odd paths: the careful way
-        if root not in p.parents:
-            raise SnapshotError(f"{mpath}: file {entry.path!r} is outside the snapshot")
-        if not p.is_file() and not allow_absent:
-            raise SnapshotError(f"{mpath}: listed file {entry.path!r} is absent")
-        listed.add(str(p.relative_to(root)))
+        if e is not None and e.is_file(follow_symlinks=False):
+            pass  # a plain file inside the snapshot: the common case, no syscalls
+        else:
+            p = (snapshot_dir / entry.path).resolve()  # a symlink (or an absent file): the careful way
+            if root not in p.parents:
+                raise SnapshotError(f"{where}: is outside the snapshot (a symlink to {p})")
+            if p.exists() and not p.is_file():
+                raise SnapshotError(f"{where}: is not a regular file")
+            if not p.exists() and not allow_absent:
+                raise SnapshotError(f"{mpath}: listed file {entry.path!r} is absent")
+            rel = str(p.relative_to(root))
+        if rel in listed:  # each entry's evidence is counted: a repeated file would count it again
+            raise SnapshotError(f"{where}: the same file as files.{listed[rel]} (each file is listed once)")
+        listed[rel] = i
     for rel in sorted(present):
         e = present[rel]
-        if e.name != MANIFEST_NAME and not e.name.startswith(".") and e.is_file() and rel not in listed:
+        if e.name != MANIFEST_NAME and not e.name.startswith(".") and e.is_file() and rel not in listed \
+                and rel not in named:
             raise SnapshotError(f"{mpath}: file {rel!r} is in the snapshot but not listed")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from tools.errors import SnapshotError
@@ -10,6 +12,25 @@ from tools.snapshot.manifest import Manifest, ManifestEntry, load_manifest
 from tools.sources.base import FetchRequest, RawArtifact
 
 __all__ = ["SnapshotSource"]
+
+
+def _read_inside(root: Path, rel: str, top: Path) -> bytes:
+    """The bytes of ``rel`` if it is still, when opened, a regular file inside ``root``: the manifest
+    was checked when loaded, but the directory may have changed since (a file swapped for a symlink
+    out of the snapshot, or for a FIFO that would block the read). ``top``: ``root`` resolved.
+
+    Raises:
+        SnapshotError: the file now lies outside the snapshot or is not a regular file.
+        OSError: it cannot be opened or read.
+    """
+    p = (root / rel).resolve()
+    if top not in p.parents:
+        raise SnapshotError(f"{rel}: now lies outside the snapshot ({p})")
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise SnapshotError(f"{rel}: listed in the manifest but not a regular file")
+        return f.read()
 
 
 class SnapshotSource:
@@ -28,6 +49,7 @@ class SnapshotSource:
     def __init__(self, root: Path, *, allow_absent: bool = False) -> None:
         self.root = Path(root)
         self.manifest: Manifest = load_manifest(self.root, allow_absent=allow_absent)
+        self._top = self.root.resolve()
 
     def entries(self, format: FormatId | None = None) -> list[ManifestEntry]:
         """Manifest entries, optionally only those of one format."""
@@ -56,7 +78,7 @@ class SnapshotSource:
             SnapshotError: the listed file is absent or cannot be read (names it and why).
         """
         try:
-            data = (self.root / entry.path).read_bytes()
+            data = _read_inside(self.root, entry.path, self._top)
         except OSError as e:
             raise SnapshotError(f"{entry.path}: listed in the manifest but cannot be read: "
                                 f"{e.strerror or type(e).__name__}") from None
