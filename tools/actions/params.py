@@ -9,12 +9,24 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import StringConstraints
+from pydantic import AfterValidator, StringConstraints
 
 __all__ = ["NodeName", "JobId", "CheckpointPath", "K8sName"]
 
-NodeName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")]
-"""One host name: letters, digits, dot, dash, underscore; no hostlist brackets, commas or spaces."""
+_RESERVED_NODE_NAMES = frozenset({"all", "default"})
+"""Words Slurm reads as keywords where a node name goes (``NodeName=ALL`` is every node)."""
+
+
+def _not_reserved(name: str) -> str:
+    if name.lower() in _RESERVED_NODE_NAMES:
+        raise ValueError(f"{name!r} is a Slurm keyword (every node / the defaults), not one node")
+    return name
+
+
+NodeName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$"),
+                     AfterValidator(_not_reserved)]
+"""One host name: letters, digits, dot, dash, underscore; no hostlist brackets, commas or spaces,
+and not Slurm's ``ALL`` or ``DEFAULT``."""
 
 JobId = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,12}(?:_[0-9]{1,9})?(?:\+[0-9]{1,4})?$")]
 """A Slurm job id: ``4242``, an array task ``4242_7`` or a het component ``4242+1``."""

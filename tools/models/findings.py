@@ -62,6 +62,13 @@ class ActionSpec(BaseModel):
         return (self.type, self.node, self.job, self.pod, self.namespace, tuple(sorted(self.exclude_nodes)))
 
 
+def _culprit_form(v: list[str]) -> list[str]:
+    for c in v:
+        if not CULPRIT_RE.match(c):
+            raise ValueError(f"culprit {c!r} is not kind:name")
+    return v
+
+
 class Finding(BaseModel):
     """What one check concluded from the evidence.
 
@@ -81,13 +88,7 @@ class Finding(BaseModel):
     the scheduler's/orchestrator's state, a symptom in a job's log, or a heuristic over metrics."""
     suggested_actions: list[ActionSpec] = Field(default_factory=list)
 
-    @field_validator("culprits")
-    @classmethod
-    def _culprit_form(cls, v: list[str]) -> list[str]:
-        for c in v:
-            if not CULPRIT_RE.match(c):
-                raise ValueError(f"culprit {c!r} is not kind:name")
-        return v
+    _culprit_form = field_validator("culprits")(_culprit_form)
 
 
 class DiagnosisDraft(BaseModel):
@@ -96,6 +97,7 @@ class DiagnosisDraft(BaseModel):
     root_cause: RootCause
     culprits: list[str] = Field(default_factory=list)
     """``kind:name`` strings, most important first (node:gpu017, job:4242)."""
+    _culprit_form = field_validator("culprits")(_culprit_form)  # a model's "node:gpu 01" is refused here
     evidence: list[Evidence] = Field(default_factory=list)
     confidence: float = Field(ge=0.0, le=1.0)
     summary: str
