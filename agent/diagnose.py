@@ -207,10 +207,12 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
     cfg = gateway_config if gateway_config is not None else (load_gateway_config() if model_override is None else None)
     if model_override is None:
         check_alias(model, cfg)
-    log = WardenSettings.load().open_audit() if audit is True else (audit or None)  # the configured key
+    settings = WardenSettings.load() if audit is True or limits is None else None
+    # config.yaml's limits, then WARDEN_LIMIT_*; an invalid value is a ConfigError naming the field
+    lim = _priced(limits or settings.limits, model, cfg)  # type: ignore[union-attr]
+    log = settings.open_audit() if settings and audit is True else (audit or None)  # the configured key
     if run_id is None:
         run_id = store.start_run(target=target, question=question or "", model=model) if store else uuid.uuid4().hex
-    lim = _priced(limits or LoopLimits(), model, cfg)
     max_output, context = model_limits(cfg, model)
 
     def on_stop(e: LimitExceeded) -> None:

@@ -58,23 +58,23 @@ class LoopLimits(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="WARDEN_LIMIT_", extra="forbid", frozen=True)
 
-    model_requests: int = Field(default=8, ge=1)
+    model_requests: int = Field(default=8, ge=1, le=10_000)
     """Model requests per run (the built-in model needs 2-3)."""
-    tool_calls: int = Field(default=40, ge=1)
+    tool_calls: int = Field(default=40, ge=1, le=100_000)
     """Tool calls per run, all tools together."""
-    total_tokens: int = Field(default=400_000, ge=1)
+    total_tokens: int = Field(default=400_000, ge=1, le=10**10)
     """Input plus output tokens over the run, as the gateway reports them."""
-    wall_time_s: float = Field(default=300.0, gt=0)
-    """Seconds from the start of the run; checked before each model request and tool call."""
-    cost_usd: float = Field(default=2.0, ge=0)
+    wall_time_s: float = Field(default=300.0, gt=0, le=86_400)
+    """Seconds from the start of the run (at most a day); checked before each model request and tool call."""
+    cost_usd: float = Field(default=2.0, ge=0, le=1e6)
     """Spend per run, USD: the gateway's reported cost, else tokens x the prices below."""
-    input_usd_per_mtok: float = Field(default=0.0, ge=0)
+    input_usd_per_mtok: float = Field(default=0.0, ge=0, le=1e6)
     """Price of input tokens (USD per million) when the gateway reports no cost."""
-    output_usd_per_mtok: float = Field(default=0.0, ge=0)
+    output_usd_per_mtok: float = Field(default=0.0, ge=0, le=1e6)
     """Price of output tokens (USD per million) when the gateway reports no cost."""
-    max_similar_calls: int = Field(default=2, ge=1)
+    max_similar_calls: int = Field(default=2, ge=1, le=10_000)
     """Times one tool may be called with near-identical arguments; the next such call stops the run."""
-    max_cycle_period: int = Field(default=4, ge=2)
+    max_cycle_period: int = Field(default=4, ge=2, le=1_000)
     """Longest block of calls checked for back-to-back repetition (2 = A,B,A,B)."""
     ignored_args: tuple[str, ...] = ("limit",)
     """Arguments that do not make two calls different (paging sizes)."""

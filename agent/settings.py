@@ -66,8 +66,8 @@ class WardenSettings(BaseModel):
 
     approvers: dict[str, list[str]] = Field(default_factory=dict)
     """Allowed approvers and their groups; empty means nobody can approve (fail closed)."""
-    approval_ttl_s: float = Field(default=3600.0, gt=0)
-    """How long a pending approval stays valid, seconds."""
+    approval_ttl_s: float = Field(default=3600.0, gt=0, le=30 * 86_400)
+    """How long a pending approval stays valid, seconds (at most 30 days)."""
     policy_paths: list[Path] = Field(default_factory=list)
     policy_config: Path | None = None
     limits_raw: dict[str, Any] | None = Field(default=None, alias="limits")

@@ -6,6 +6,7 @@ Default location: ``$WARDEN_HOME/warden.db``, else the user's state directory
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -25,9 +26,39 @@ __all__ = ["warden_home", "default_db_path", "RunStore", "RunSummary", "list_run
 
 
 def warden_home() -> Path:
-    """``$WARDEN_HOME`` if set, else the platform's user state directory for warden."""
+    """``$WARDEN_HOME`` if set, else the platform's user state directory for warden.
+
+    Raises:
+        ConfigError: ``$WARDEN_HOME`` cannot hold Warden's files: it (or a parent) is not a
+            directory, or it cannot be created or written (the message names it and why).
+    """
     env = os.environ.get("WARDEN_HOME")
-    return Path(env) if env else Path(user_state_dir("warden"))
+    if not env:
+        return Path(user_state_dir("warden"))
+    problem = _home_problem(env)
+    if problem:
+        from tools.errors import ConfigError
+
+        raise ConfigError(f"WARDEN_HOME={env}: {problem}")
+    return Path(env)
+
+
+@functools.lru_cache(maxsize=8)
+def _home_problem(env: str) -> str | None:
+    """Why ``env`` cannot be Warden's home, or None. Made when missing (every command that writes
+    would make it anyway); checked once per value."""
+    if "\0" in env:
+        return "contains a NUL byte"
+    p = Path(env)
+    if p.exists() and not p.is_dir():
+        return f"{p} is not a directory"
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"cannot be created: {e.strerror or type(e).__name__}" + (f" ({e.filename})" if e.filename else "")
+    if not os.access(p, os.W_OK | os.X_OK):
+        return "is not writable by this user"
+    return None
 
 
 def default_db_path() -> Path:

@@ -73,22 +73,23 @@ def act_cmd(
         if approved:
             if not execute:
                 raise typer.BadParameter("--approved needs --execute")
-            _show(execute_approved_live(cfg, settings, approved, requester=who), out)
-            return
-        run, outcomes = act_live(cfg, settings, requester=who, execute=execute, question=question, model=model,
-                                 store=RunStore(None), limits=settings.limits,
-                                 gateway_config=load_gateway_config(gateway_config))
-        d = run.diagnosis
-        assert d is not None
-        out.print(clean(f"{d.root_cause} (confidence {d.confidence:.2f}): {', '.join(d.culprits) or '-'}\n{d.summary}"),
-                  markup=False)
-        for job, checks in run.checkpoint_checks.items():
-            for c in checks:
-                out.print(clean_line(f"  checkpoint of job {job}: {c.path} "
-                                     f"{'verifies' if c.ok else 'FAILS: ' + (c.problem or '')}"), markup=False)
-        if not outcomes:
-            out.print("no actions proposed", markup=False)
-        for o in outcomes:
-            _show(o, out)
+            outcomes = [execute_approved_live(cfg, settings, approved, requester=who)]
+            _show(outcomes[0], out)  # a failed execution exits 1 below, as a diagnosed one does
+        else:
+            run, outcomes = act_live(cfg, settings, requester=who, execute=execute, question=question, model=model,
+                                     store=RunStore(None), limits=settings.limits,
+                                     gateway_config=load_gateway_config(gateway_config))
+            d = run.diagnosis
+            assert d is not None
+            out.print(clean(f"{d.root_cause} (confidence {d.confidence:.2f}): {', '.join(d.culprits) or '-'}\n{d.summary}"),
+                      markup=False)
+            for job, checks in run.checkpoint_checks.items():
+                for c in checks:
+                    out.print(clean_line(f"  checkpoint of job {job}: {c.path} "
+                                         f"{'verifies' if c.ok else 'FAILS: ' + (c.problem or '')}"), markup=False)
+            if not outcomes:
+                out.print("no actions proposed", markup=False)
+            for o in outcomes:
+                _show(o, out)
     if any(o.status == "failed" for o in outcomes):
         raise typer.Exit(1)

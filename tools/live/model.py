@@ -53,8 +53,8 @@ class KernelLogAccess(_Strict):
     argv: list[str] = Field(default_factory=lambda: ["journalctl", "-k", "--no-pager", "-o", "short-iso",
                                                      "--since", "{since}"])
     host: str = "{node}"
-    since_h: float = 2.0
-    max_lines: int = Field(default=2000, ge=10)
+    since_h: float = Field(default=2.0, gt=0, le=24 * 31)
+    max_lines: int = Field(default=2000, ge=10, le=1_000_000)
 
 
 def _roots(value: list[str]) -> list[str]:
@@ -109,13 +109,13 @@ class CheckpointAccess(_Strict):
 class LiveBounds(_Strict):
     """Bounds that keep one live snapshot small on a large cluster."""
 
-    max_nodes: int = Field(default=32, ge=1)
+    max_nodes: int = Field(default=32, ge=1, le=100_000)
     """Nodes whose kernel logs and GPU series are fetched (nodes that matter first)."""
-    max_job_logs: int = Field(default=16, ge=0)
-    sacct_window_h: float = Field(default=6.0, gt=0)
-    range_window_min: int = Field(default=15, ge=1)
-    range_step_s: int = Field(default=60, ge=1)
-    timeout_s: float = Field(default=30.0, gt=0)
+    max_job_logs: int = Field(default=16, ge=0, le=10_000)
+    sacct_window_h: float = Field(default=6.0, gt=0, le=24 * 366)
+    range_window_min: int = Field(default=15, ge=1, le=7 * 24 * 60)
+    range_step_s: int = Field(default=60, ge=1, le=86_400)
+    timeout_s: float = Field(default=30.0, gt=0, le=3600)
     """Per fetch: a command is killed, an HTTP request abandoned, after this many seconds."""
     parallel: int = Field(default=8, ge=1, le=64)
     """Fetches in flight at once (a bounded pool; commands through one SSH connection go one at a time)."""
