@@ -48,10 +48,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import JsonValue
 from sqlite_utils import Database
 
 from agent.audit_chain import CHAIN, SCHEMA, TRIGGERS, ChainKey, canonical_json
+from agent.audit_models import AuditAnchor, AuditRecord, AuditVerification
 from agent.keys import load_key_file
 from tools.errors import WardenError
 
@@ -105,53 +106,6 @@ def _flush_at_exit(ref: weakref.ref[AuditLog]) -> None:
         log.flush()
 
 
-class AuditRecord(BaseModel):
-    """One appended row."""
-
-    model_config = ConfigDict(frozen=True)
-
-    seq: int
-    ts: datetime
-    kind: str
-    run_id: str | None
-    payload: dict[str, JsonValue]
-    prev_hash: str
-    hash: str
-
-
-class AuditAnchor(BaseModel):
-    """A head exported by ``warden audit anchor``: the log must still hold exactly this row."""
-
-    model_config = ConfigDict(frozen=True)
-
-    seq: int
-    hash: str
-    log_id: str | None = None
-    """The anchored log's id (None: an anchor typed as SEQ:HASH)."""
-    at: datetime | None = None
-    """When it was exported (UTC)."""
-    source: str | None = None
-    """Where it was read from (the anchor file, ``--anchor``)."""
-
-
-class AuditVerification(BaseModel):
-    """The result of :meth:`AuditLog.verify`."""
-
-    ok: bool
-    first_bad_seq: int | None = None
-    """seq of the first row that fails (for a deletion at the end: the first missing seq)."""
-    problem: str | None = None
-    """One line: what is wrong, e.g. "row 7: hash mismatch (row edited)"."""
-    rows_checked: int = 0
-    head_seq: int = 0
-    head_hash: str = ""
-    log_id: str | None = None
-    anchor: AuditAnchor | None = None
-    """The anchor the log was checked against, if any."""
-    warnings: list[str] = []
-    """Non-fatal findings, e.g. triggers that were missing when the log was opened."""
-
-
 class AuditLog:
     """The HMAC-chained audit table in a SQLite file (created, with its key, if missing).
 
@@ -182,6 +136,13 @@ class AuditLog:
         self._lock = threading.RLock()
         try:
             self._open()
+        except sqlite3.OperationalError as e:
+            self._db.close()
+            if "locked" in str(e) or "busy" in str(e):  # another writer held it past busy_timeout: not damage
+                raise AuditStoreError(f"{db_path}: the audit database stayed locked by another writer for 5 s; "
+                                      "try again") from None
+            raise AuditStoreError(f"{db_path}: not a usable audit database ({' '.join(str(e).split())}); "
+                                  "move it aside and run `warden audit verify` on the copy") from None
         except sqlite3.DatabaseError as e:
             self._db.close()
             raise AuditStoreError(f"{db_path}: not a usable audit database ({' '.join(str(e).split())}); "
@@ -193,9 +154,18 @@ class AuditLog:
         atexit.register(_flush_at_exit, weakref.ref(self))
 
     def _open(self) -> None:
-        """Create what is missing (in one transaction, safe against a second process doing the same)."""
+        """Create what is missing (in one transaction, safe against a second process doing the same).
+        A complete log is only read: opening it takes no write lock from the processes writing to it."""
         conn = self._db.conn
         conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute("BEGIN")
+        try:
+            names = {(t, n) for t, n in conn.execute("SELECT type, name FROM sqlite_master")}
+        finally:
+            conn.execute("COMMIT")
+        if {("table", t) for t in ("audit", "audit_head", "audit_meta")} | {("trigger", t) for t in TRIGGERS} <= names:
+            self._missing_at_open = []
+            return
         conn.execute("BEGIN IMMEDIATE")
         try:
             tables = set(self._db.table_names())
@@ -272,7 +242,12 @@ class AuditLog:
 
     def _defer(self, kind: str, payload_text: str, ts: str, run_id: str | None) -> AuditRecord:
         if self._tail is None:
-            self._tail = self._checked_tail()[1:]
+            conn = self._db.conn
+            conn.execute("BEGIN")  # one read transaction: another writer cannot commit between the reads
+            try:
+                self._tail = self._checked_tail()[1:]
+            finally:
+                conn.execute("COMMIT")
         seq, prev_hash = self._tail[0] + 1, self._tail[1]
         digest = self._chain.row(prev_hash, seq, ts, kind, run_id, payload_text)
         self._pending.append((kind, payload_text, ts, run_id))

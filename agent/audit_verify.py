@@ -65,9 +65,23 @@ def _meta(db: Database, chain: ChainKey, key_file: Path | None) -> tuple[str, st
     return str(log_id), str(created)
 
 
-def _chain(db: Database, chain: ChainKey, genesis: str, anchor: AuditAnchor | None) -> tuple[int, str, str | None]:
-    """Walk every row; (last seq, last hash, the hash of the anchor's row if it was seen)."""
-    prev_hash, expected_seq, at_anchor = genesis, 1, genesis if anchor and anchor.seq == 0 else None
+def _head_row(db: Database) -> tuple[object, object, object]:
+    """(seq, hash, mac) of the head record, read before the rows: a writer may append while the
+    rows are walked, and the head it leaves then names a later row than the walk saw last."""
+    head = None
+    if "audit_head" in db.table_names():
+        cols = db["audit_head"].columns_dict
+        head = db.execute(f"SELECT seq, hash, {'mac' if 'mac' in cols else 'NULL'} FROM audit_head WHERE id = 1").fetchone()
+    if head is None:
+        raise _Bad(1, "audit head record is missing (deleted)")
+    return tuple(head)  # type: ignore[return-value]
+
+
+def _chain(db: Database, chain: ChainKey, genesis: str, marks: set[int]) -> tuple[int, str, dict[int, str]]:
+    """Walk every row; (last seq, last hash, the hash of each row in ``marks`` that was seen; seq 0
+    is the genesis)."""
+    prev_hash, expected_seq = genesis, 1
+    seen = {0: genesis} if 0 in marks else {}
     rows = db.execute("SELECT seq, ts, kind, run_id, payload, prev_hash, hash FROM audit ORDER BY seq")
     for seq, ts, kind, run_id, payload_text, stored_prev, stored_hash in rows:
         if not isinstance(seq, int) or seq != expected_seq:
@@ -84,26 +98,26 @@ def _chain(db: Database, chain: ChainKey, genesis: str, anchor: AuditAnchor | No
             raise _Bad(seq, f"row {seq}: payload is not the canonical JSON that was hashed (row edited)")
         if not chain.equal(stored_hash, chain.row(prev_hash, seq, str(ts), str(kind), run_id, payload_text)):
             raise _Bad(seq, f"row {seq}: hash mismatch (row edited, or later hashes recomputed without the key)")
-        if anchor is not None and seq == anchor.seq:
-            at_anchor = stored_hash
+        if seq in marks:
+            seen[seq] = stored_hash
         prev_hash, expected_seq = stored_hash, expected_seq + 1
-    return expected_seq - 1, prev_hash, at_anchor
+    return expected_seq - 1, prev_hash, seen
 
 
-def _head(db: Database, chain: ChainKey, log_id: str, last_seq: int, last_hash: str) -> None:
-    head = None
-    if "audit_head" in db.table_names():
-        cols = db["audit_head"].columns_dict
-        head = db.execute(f"SELECT seq, hash, {'mac' if 'mac' in cols else 'NULL'} FROM audit_head WHERE id = 1").fetchone()
-    if head is None:
-        raise _Bad(last_seq + 1, "audit head record is missing (deleted)")
-    if (head[0], head[1]) != (last_seq, last_hash):
-        if isinstance(head[0], int) and head[0] > last_seq:
-            raise _Bad(last_seq + 1, f"rows {last_seq + 1}..{head[0]} missing at the end (head says seq {head[0]})")
-        raise _Bad(last_seq, f"audit head (seq {head[0]!r}) disagrees with the last row (seq {last_seq})")
-    if not chain.equal(head[2], chain.head(log_id, head[0], head[1])):
-        raise _Bad(last_seq + 1, f"audit head's MAC does not verify: the head was rewritten (rows after seq "
-                                 f"{last_seq} deleted?)")
+def _head(head: tuple[object, object, object], chain: ChainKey, log_id: str, last_seq: int,
+          seen: dict[int, str]) -> None:
+    """The head (read before the walk) names a row the walk saw, with that row's hash and a valid MAC.
+    Rows after it were appended while the rows were read (they are chained like the rest)."""
+    seq, digest, mac = head
+    if not isinstance(seq, int) or seq < 0:
+        raise _Bad(last_seq, f"audit head (seq {seq!r}) is not a row number")
+    if seq > last_seq:
+        raise _Bad(last_seq + 1, f"rows {last_seq + 1}..{seq} missing at the end (head says seq {seq})")
+    if seen.get(seq) != digest:
+        raise _Bad(seq, f"audit head (seq {seq}) disagrees with row {seq} (hash {str(digest)[:16]}...)")
+    if not chain.equal(mac, chain.head(log_id, seq, str(digest))):
+        raise _Bad(seq + 1, f"audit head's MAC does not verify: the head was rewritten (rows after seq "
+                            f"{seq} deleted?)")
 
 
 def _against(anchor: AuditAnchor, log_id: str, last_seq: int, at_anchor: str | None) -> None:
@@ -134,11 +148,13 @@ def verify_log(db: Database, chain: ChainKey, *, anchor: AuditAnchor | None, key
     checked, last_seq, last_hash, log_id = 0, 0, "", None
     try:
         log_id, _ = _meta(db, chain, key_file)
-        last_seq, last_hash, at_anchor = _chain(db, chain, chain.genesis(log_id), anchor)
+        head = _head_row(db)
+        marks = {head[0]} | ({anchor.seq} if anchor is not None else set())
+        last_seq, last_hash, seen = _chain(db, chain, chain.genesis(log_id), marks)  # type: ignore[arg-type]
         checked = last_seq
-        _head(db, chain, log_id, last_seq, last_hash)
+        _head(head, chain, log_id, last_seq, seen)
         if anchor is not None:
-            _against(anchor, log_id, last_seq, at_anchor)
+            _against(anchor, log_id, last_seq, seen.get(anchor.seq))
     except _Bad as bad:
         return AuditVerification(ok=False, first_bad_seq=bad.seq, problem=bad.problem, rows_checked=checked,
                                  head_seq=last_seq, head_hash=last_hash, log_id=log_id, anchor=anchor,

@@ -290,3 +290,49 @@ def test_concurrent_writers_keep_one_chain(tmp_path: Path) -> None:
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
     result = AuditLog(path).verify()
     assert result.ok and result.rows_checked == 80
+
+
+def test_verify_and_new_writers_while_another_writer_appends(tmp_path: Path) -> None:
+    """Before: verify read the rows, then the head, and a row appended in between was reported as
+    "rows N..N missing at the end" (every time under a busy writer); opening a log took the write
+    lock, so a second writer failed with "database is locked ... move it aside"."""
+    import threading
+    import time
+
+    path = tmp_path / "busy.db"
+    seed = AuditLog(path)
+    for i in range(200):
+        seed.append("tool_call", {"i": i})
+    seed.close()
+    stop, errors = threading.Event(), []
+
+    def writer() -> None:
+        log = AuditLog(path)
+        try:
+            while not stop.is_set():
+                log.append("policy_decision", {"w": 1})
+                time.sleep(0.001)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+        log.close()
+
+    def opener() -> None:
+        try:
+            while not stop.is_set():
+                log = AuditLog(path)
+                log.append("tool_call", {"w": 2})  # the first deferred record checks head against last row
+                log.close()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=writer), threading.Thread(target=opener)]
+    for t in threads:
+        t.start()
+    try:
+        results = [AuditLog(path).verify() for _ in range(5)]
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=60)
+    assert errors == [] and [r.problem for r in results if not r.ok] == []
+    assert AuditLog(path).verify().ok
