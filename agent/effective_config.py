@@ -48,10 +48,10 @@ def _settings(out: list[Setting]) -> None:
     from agent.settings import WardenSettings, settings_path
 
     path = settings_path()
+    s = WardenSettings.load()  # validates (first: a file it refuses is never parsed here); ConfigError names it
     raw: dict[str, Any] = {}
     if path.exists():
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    s = WardenSettings.load()  # validates; raises ConfigError naming file and field
     here = str(path)
     out.append(Setting(key="settings_file", value=here, source="derived from home",
                        note=None if path.exists() else "absent: every safety setting is its default"))

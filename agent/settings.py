@@ -183,8 +183,10 @@ class WardenSettings(BaseModel):
             return cls()
         try:
             raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
-            raise ConfigError(f"{p}: cannot read Warden settings: {' '.join(str(e).split())}") from None
+        except RecursionError:
+            raise ConfigError(f"{p}: cannot read Warden settings: nested too deeply") from None
+        except (OSError, UnicodeDecodeError, yaml.YAMLError, ValueError) as e:  # ValueError: a 5,000-digit integer
+            raise ConfigError(f"{p}: cannot read Warden settings: {' '.join(str(e).split())[:200]}") from None
         try:
             settings = cls.model_validate(raw)
         except ValidationError as e:

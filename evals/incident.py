@@ -67,6 +67,10 @@ def load_incident(path: Path) -> Incident:
         raise SnapshotError(f"{f}: not UTF-8 (byte offset {e.start})") from None
     except yaml.YAMLError as e:
         raise SnapshotError(f"{f}: invalid YAML: {str(e).splitlines()[0]}") from None
+    except RecursionError:
+        raise SnapshotError(f"{f}: nested too deeply to read") from None
+    except ValueError as e:  # e.g. an integer of thousands of digits
+        raise SnapshotError(f"{f}: {' '.join(str(e).split())[:200]}") from None
     if not isinstance(raw, dict):
         raise SnapshotError(f"{f}: expected a mapping")
     try:

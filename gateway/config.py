@@ -269,7 +269,9 @@ def load_config(path: str | Path) -> GatewayConfig:
             data = yaml.safe_load(text) or {}
         else:
             raise ConfigError(f"{p}: gateway config must be .toml, .yaml or .yml")
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+    except RecursionError:
+        raise ConfigError(f"{p}: cannot parse gateway config: nested too deeply") from None
+    except (tomllib.TOMLDecodeError, yaml.YAMLError, ValueError) as exc:  # ValueError: a 5,000-digit integer
         raise ConfigError(f"{p}: cannot parse gateway config: {exc}") from exc
     try:
         return GatewayConfig.model_validate(data)

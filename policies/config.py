@@ -60,6 +60,10 @@ class PolicyConfig(BaseModel):
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark is not None else None
             raise PolicyConfigError(str(path), line, f"invalid YAML: {exc}") from exc
+        except RecursionError:
+            raise PolicyConfigError(str(path), None, "nested too deeply") from None
+        except ValueError as exc:  # an integer of thousands of digits
+            raise PolicyConfigError(str(path), None, " ".join(str(exc).split())[:200]) from None
         if raw is None:
             raw = {}
         if not isinstance(raw, dict):

@@ -152,8 +152,10 @@ def load_live_config(path: Path | None = None) -> LiveConfig:
         raw = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{p}: no live configuration (write one, or run `warden sandbox up`)") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise ConfigError(f"{p}: cannot read: {' '.join(str(e).split())}") from None
+    except RecursionError:
+        raise ConfigError(f"{p}: cannot read: nested too deeply") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:  # TOMLDecodeError, or a 5,000-digit integer
+        raise ConfigError(f"{p}: cannot read: {' '.join(str(e).split())[:200]}") from None
     try:
         cfg = LiveConfig.model_validate(raw)
     except ValidationError as e:

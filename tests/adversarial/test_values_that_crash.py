@@ -93,3 +93,36 @@ def test_an_unusable_warden_home_is_one_line(tmp_path: Path, monkeypatch: pytest
     for home, why in ((f, "is not a directory"), (f / "sub", "cannot be created: Not a directory")):
         monkeypatch.setenv("WARDEN_HOME", str(home))
         one_line_exit_2(["diagnose", str(INCIDENT)], f"WARDEN_HOME={home}", why)
+
+
+DEEP_YAML, DEEP_TOML = "[" * 5000 + "]" * 5000, "[" * 5000 + "]" * 5000
+HUGE = "9" * 5000
+
+
+@pytest.mark.parametrize("value", [DEEP_YAML, HUGE], ids=["5000-deep", "5000-digits"])
+@pytest.mark.parametrize("where", ["config.yaml", "warden.toml", "incident.yaml", "gateway.toml", "policy_config"])
+def test_hostile_config_documents_are_one_line_naming_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              where: str, value: str) -> None:
+    """Before: RecursionError or ValueError, reported as "internal error ... a Warden bug" (exit 1)."""
+    import shutil
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("WARDEN_HOME", str(home))
+    inc = tmp_path / "inc"
+    shutil.copytree(INCIDENT, inc)
+    target = {"config.yaml": home / "config.yaml", "warden.toml": home / "warden.toml",
+              "incident.yaml": inc / "incident.yaml", "gateway.toml": home / "gateway.toml",
+              "policy_config": tmp_path / "policy.yaml"}[where]
+    old = target.read_text() if target.exists() else ""
+    target.write_text(old + (f"x = {value}\n" if where.endswith(".toml") else f"x: {value}\n"))
+    args = ["diagnose", str(inc if where == "incident.yaml" else inc / "snapshot")]
+    if where == "warden.toml":
+        args = ["diagnose", "--live"]
+    elif where == "policy_config":
+        (home / "config.yaml").write_text(f"policy_config: {target}\n")
+        args = ["policy", "check", "-"]
+    r = runner.invoke(app, args, input='{"type": "drain_node", "node": "gpu01", "reason": "x"}')
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1 and str(target) in lines[0], r.output[-500:]
+    assert "internal error" not in r.output and "Traceback" not in r.output
