@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from tools.errors import CommandError, HTTPSourceError, SourceError
 from tools.facts import build_facts
 from tools.live.guard import describe_guarded, guarded_failure
+from tools.limits import bounded, input_limits
 from tools.live.model import LivePlanInput
 from tools.models.unreadable import Unreadable
 from tools.parsers.slurm.client_error import SLURM_FORMATS, client_error
@@ -60,6 +61,8 @@ class LiveCollector:
         self.on_error = on_error
         self.captured_at = datetime.now(timezone.utc)
         self.failures: list[tuple[FetchRequest, str]] = []
+        self.cuts: list[tuple[FetchRequest, str]] = []
+        """Fetches read only in part (tools/limits.py caps), with what was cut."""
         self._node_ssh: dict[str, SSHSource] = {}
         self._turns: dict[int, threading.Lock] = {}
         self._failures_lock = threading.Lock()
@@ -95,7 +98,16 @@ class LiveCollector:
         except (HTTPSourceError, SourceError) as e:
             self._failed(req, e)
             return None
-        return art.model_copy(update={"path": req.path or art.path, "command": display(req) if req.argv else art.command})
+        try:  # the same caps as a replayed file: one output cannot cost minutes to parse
+            data, cut = bounded(art.format, art.data, len(art.data), input_limits())
+        except ValueError as e:
+            self._failed(req, str(e))
+            return None
+        if cut:
+            with self._failures_lock:
+                self.cuts.append((req, cut))
+        return art.model_copy(update={"path": req.path or art.path, "data": data,
+                                      "command": display(req) if req.argv else art.command})
 
     def _failed(self, req: FetchRequest, e: Exception | str) -> None:
         with self._failures_lock:
@@ -159,9 +171,11 @@ class LiveCollector:
 
 
 def unreadable_of(collector: LiveCollector) -> list[Unreadable]:
-    """The collector's failed fetches as unreadable evidence (command or URL, format, node or job, why)."""
-    return [Unreadable(kind="fetch", command=display(req), format=req.format, node=req.node, job=req.job,
-                       reason=why[:300]) for req, why in collector.failures]
+    """The collector's failed fetches, and those read only in part, as unreadable evidence (command or
+    URL, format, node or job, why)."""
+    return [Unreadable(kind=kind, command=display(req), format=req.format, node=req.node, job=req.job,
+                       reason=why[:300])
+            for kind, pairs in (("fetch", collector.failures), ("cut", collector.cuts)) for req, why in pairs]
 
 
 def live_context(collector: LiveCollector) -> ReadContext:

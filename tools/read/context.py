@@ -79,7 +79,11 @@ class ReadContext:
                     last = now
                     ctx.on_progress(f"reading {entry.path} ({entry.format}) [{i + 1}/{len(entries)}]")
                 try:
-                    yield src.read(entry)
+                    art, cut = src.read_bounded(entry)
+                    if cut:  # read in part (tools/limits.py): what was left out is evidence too
+                        missing.append(Unreadable(kind="cut", path=entry.path, format=entry.format, node=entry.node,
+                                                  job=entry.job, reason=cut))
+                    yield art
                 except SnapshotError as e:
                     if strict:
                         raise

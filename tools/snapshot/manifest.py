@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tools.errors import SnapshotError
+from tools.limits import input_limits
 from tools.models.ids import FormatId
 
 __all__ = ["ManifestEntry", "ClusterInfo", "Manifest", "load_manifest", "MANIFEST_NAME"]
@@ -68,16 +69,24 @@ def load_manifest(snapshot_dir: Path, *, allow_absent: bool = False) -> Manifest
 
     Checks that every listed file stays inside the snapshot, exists (unless ``allow_absent``: a replay
     then records an absent file as unreadable evidence and reads the rest), and that every file in the
-    snapshot is listed (DESIGN.md: both are errors).
+    snapshot is listed (DESIGN.md: both are errors), and that it lists at most
+    ``WARDEN_INPUT_MAX_MANIFEST_ENTRIES`` files (tools/limits.py).
 
     Raises:
         SnapshotError: naming the manifest (and field or file) when anything is wrong.
+        ConfigError: a bad ``WARDEN_INPUT_*`` value.
     """
     mpath = snapshot_dir / MANIFEST_NAME
     if not mpath.is_file():
         raise SnapshotError(f"{mpath}: no manifest.yaml in snapshot directory")
+    cap = input_limits().max_manifest_entries
     try:
-        raw = _load_text(mpath.read_bytes().decode("utf-8"))
+        text = mpath.read_bytes().decode("utf-8")
+        keys = text.count("path:") + text.count('"path"')  # one per entry (YAML or JSON): checked before the
+        if keys > cap:  # parse, which takes tens of seconds per 100,000 entries
+            raise SnapshotError(f"{mpath}: lists about {keys:,} files, over the cap of {cap:,} "
+                                "(WARDEN_INPUT_MAX_MANIFEST_ENTRIES)")
+        raw = _load_text(text)
     except UnicodeDecodeError as e:
         raise SnapshotError(f"{mpath}: not UTF-8 ({e.reason} at byte {e.start})") from None
     except yaml.YAMLError as e:
@@ -88,6 +97,9 @@ def load_manifest(snapshot_dir: Path, *, allow_absent: bool = False) -> Manifest
         raise SnapshotError(f"{mpath}: {' '.join(str(e).split())[:200]}") from None
     if not isinstance(raw, dict):
         raise SnapshotError(f"{mpath}: expected a mapping with captured_at and files")
+    if isinstance(raw.get("files"), list) and len(raw["files"]) > cap:
+        raise SnapshotError(f"{mpath}: lists {len(raw['files']):,} files, over the cap of {cap:,} "
+                            "(WARDEN_INPUT_MAX_MANIFEST_ENTRIES)")
     try:
         manifest = Manifest.model_validate(raw)
     except ValidationError as e:

@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 from tools.errors import SnapshotError
+from tools.limits import InputLimits, bounded, byte_cap, cut_mode, input_limits
 from tools.models.ids import FormatId
 from tools.snapshot.manifest import Manifest, ManifestEntry, load_manifest
 from tools.sources.base import FetchRequest, RawArtifact
@@ -14,13 +15,15 @@ from tools.sources.base import FetchRequest, RawArtifact
 __all__ = ["SnapshotSource"]
 
 
-def _read_inside(root: Path, rel: str, top: Path) -> bytes:
+def _read_inside(root: Path, rel: str, top: Path, fmt: str, limits: InputLimits) -> tuple[bytes, int]:
     """The bytes of ``rel`` if it is still, when opened, a regular file inside ``root``: the manifest
     was checked when loaded, but the directory may have changed since (a file swapped for a symlink
     out of the snapshot, or for a FIFO that would block the read). ``top``: ``root`` resolved.
+    Returns (bytes read, the file's size): for a log, at most its cap from the end (tools/limits.py).
 
     Raises:
-        SnapshotError: the file now lies outside the snapshot or is not a regular file.
+        SnapshotError: the file now lies outside the snapshot, is not a regular file, or is over
+            its size cap and cannot be cut (tools/limits.py).
         OSError: it cannot be opened or read.
     """
     p = (root / rel).resolve()
@@ -28,9 +31,20 @@ def _read_inside(root: Path, rel: str, top: Path) -> bytes:
         raise SnapshotError(f"{rel}: now lies outside the snapshot ({p})")
     fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
             raise SnapshotError(f"{rel}: listed in the manifest but not a regular file")
-        return f.read()
+        cap = byte_cap(fmt, limits)
+        if st.st_size > cap:
+            if cut_mode(fmt) != "tail":
+                try:
+                    bounded(fmt, b"", st.st_size, limits)
+                except ValueError as e:
+                    raise SnapshotError(f"{rel}: {e}") from None
+            f.seek(st.st_size - cap)
+            return f.read(cap), st.st_size
+        data = f.read(cap + 1)
+        return data, max(st.st_size, len(data))
 
 
 class SnapshotSource:
@@ -72,16 +86,31 @@ class SnapshotSource:
         return self.read(matches[0])
 
     def read(self, entry: ManifestEntry) -> RawArtifact:
-        """Read one manifest entry's file as a RawArtifact (capture time from the manifest).
+        """Read one manifest entry's file as a RawArtifact (capture time from the manifest), within
+        the input caps (tools/limits.py; :meth:`read_bounded` also says what was cut).
 
         Raises:
-            SnapshotError: the listed file is absent or cannot be read (names it and why).
+            SnapshotError: the listed file is absent, cannot be read, or is over a cap that cannot
+                cut it (names it and why).
         """
+        return self.read_bounded(entry)[0]
+
+    def read_bounded(self, entry: ManifestEntry) -> tuple[RawArtifact, str | None]:
+        """:meth:`read`, and the reason when a cap cut the file (None when it was read whole).
+
+        Raises:
+            SnapshotError: as :meth:`read`; ConfigError: a bad ``WARDEN_INPUT_*`` value.
+        """
+        limits = input_limits()
         try:
-            data = _read_inside(self.root, entry.path, self._top)
+            raw, size = _read_inside(self.root, entry.path, self._top, entry.format, limits)
         except OSError as e:
             raise SnapshotError(f"{entry.path}: listed in the manifest but cannot be read: "
                                 f"{e.strerror or type(e).__name__}") from None
+        try:
+            data, cut = bounded(entry.format, raw, size, limits)
+        except ValueError as e:
+            raise SnapshotError(f"{entry.path}: {e}") from None
         return RawArtifact(
             format=entry.format,
             data=data,
@@ -92,4 +121,4 @@ class SnapshotSource:
             job=entry.job,
             columns=entry.columns,
             captured_at=self.manifest.captured_at,
-        )
+        ), cut
