@@ -85,7 +85,7 @@ def test_first_pass_names_the_anomalous_nodes(tmp_path: Path) -> None:
                 r = httpx.get(url, params={"query": "count(DCGM_FI_DEV_GPU_UTIL)"}, timeout=5).json()
                 if r["data"]["result"] and r["data"]["result"][0]["value"][1] == "40":
                     break
-            except (httpx.HTTPError, KeyError, IndexError):
+            except (httpx.HTTPError, KeyError, IndexError, ValueError):  # ValueError: "Service Unavailable" while it starts
                 pass
             time.sleep(0.5)
         arts = []
