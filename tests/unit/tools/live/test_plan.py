@@ -105,3 +105,17 @@ def test_warden_toml_round_trip_and_errors(tmp_path: Path) -> None:
         load_live_config(p)
     with pytest.raises(ConfigError, match="no live configuration"):
         load_live_config(tmp_path / "absent.toml")
+
+
+def test_a_node_name_from_cluster_data_never_becomes_a_path_or_an_option(facts) -> None:
+    """Node names go into the kernel-log path (``{node}``) and SSH host names: a name such as
+    ``../../etc/shadow`` or ``-oProxyCommand=x`` from a hostile scheduler answer is skipped."""
+    f = facts.model_copy(deep=True)
+    down = next(n for n in f.nodes if n.name == "gpu03")
+    f.nodes += [down.model_copy(update={"name": bad}) for bad in ("../../etc/shadow", "-oProxyCommand=x")]
+    f._index.clear()
+    nodes = nodes_that_matter(f, 32)
+    assert "../../etc/shadow" in nodes  # it does matter (down), yet nothing is fetched for it
+    kernel = [r for r in followup_requests(_cfg(), f, NOW) if r.format == "kernel-log"]
+    assert [r.node for r in kernel] == [n for n in nodes if n[0].isalnum() and ".." not in n]
+    assert all(".." not in " ".join(r.argv or []) and "-oProxy" not in " ".join(r.argv or []) for r in kernel)
