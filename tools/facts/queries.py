@@ -171,14 +171,19 @@ def same_run_jobs(facts: Facts, job_id: str) -> list[str]:
 
 def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> str | None:
     """The newest checkpoint saved by the job's training run (job-log checkpoint_saved events of
-    the job and of earlier jobs of the same run), skipping paths in ``bad`` and paths that a
-    checkpoint write failure names; None when no log names one."""
+    the job and of earlier jobs of the same run), skipping paths in ``bad`` (a checkpoint, or a file
+    inside one) and paths that a checkpoint write failure names; None when no log names one."""
     run = same_run_jobs(facts, job_id)
     events = [e for j in run for e in facts.job_events(j)]
     failed = [e.message for e in events if e.kind in ("checkpoint_write_failure", "enospc")]
-    skip = set(bad)
+    skip = {b.rstrip("/") for b in bad}
+
+    def is_bad(path: str) -> bool:  # the checkpoint itself, or a file inside it (step_5 vs step_5/model.pt)
+        p = path.rstrip("/")
+        return p in skip or any(b.startswith(p + "/") for b in skip)
+
     saved = [e for e in events if isinstance(e, CheckpointEvent) and e.kind == "checkpoint_saved" and e.path
-             and e.path not in skip and not any(e.path in m for m in failed)]
+             and not is_bad(e.path) and not any(e.path in m for m in failed)]
     if not saved:
         return None
 

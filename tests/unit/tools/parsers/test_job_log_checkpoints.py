@@ -73,3 +73,20 @@ def test_a_load_failure_names_the_checkpoint_the_resume_said_it_loads():
     bare = [e for e in parse_job_log(text.split("\n", 1)[1], path="logs/1/out", job="1")
             if getattr(e, "kind", None) == "checkpoint_load_failure"]
     assert bare and all(getattr(e, "path", None) is None for e in bare)
+
+
+def test_a_load_failure_on_a_file_inside_a_checkpoint_rules_out_that_checkpoint():
+    from datetime import datetime, timezone
+
+    from tools.facts import build_facts
+    from tools.facts.queries import newest_checkpoint
+    from tools.sources.base import RawArtifact
+    text = ("saved checkpoint to /ck/step_000004\nsaved checkpoint to /ck/step_000005\n"
+            "loading checkpoint /ck/step_000005/model.pt\n"
+            "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory\n")
+    now = datetime(2026, 3, 4, tzinfo=timezone.utc)
+    facts = build_facts([RawArtifact(format="job-log", data=text.encode(), path="logs/7/out", job="7", captured_at=now)],
+                        captured_at=now)
+    bad = {getattr(e, "path", None) for e in facts.job_log_events if e.kind == "checkpoint_load_failure"}
+    assert bad == {"/ck/step_000005/model.pt"}
+    assert newest_checkpoint(facts, "7", bad=bad) == "/ck/step_000004"
