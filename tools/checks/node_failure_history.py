@@ -43,6 +43,9 @@ def _failed(r: SacctRecord) -> bool:
     return (r.state or "").split(" ")[0] in _FAILED
 
 
+_OWN_FAILURES = ("checkpoint_load_failure", "cuda_oom")
+
+
 def check_node_failure_history(facts: Facts, cfg: NodeHistoryConfig) -> list[Finding]:
     """node_software_fault per black-hole node, and per repeat-offender node, from sacct job rows (steps
     ignored). Multi-node jobs count for each of their nodes only when the node is the one they share
@@ -50,7 +53,10 @@ def check_node_failure_history(facts: Facts, cfg: NodeHistoryConfig) -> list[Fin
 
     Sources: sacct job rows (State, Start, End, Elapsed, NodeList, User).
     """
-    failed = [r for r in facts.acct_jobs() if _failed(r) and r.nodes]
+    # A job whose own log says why it failed (it could not load its checkpoint, it ran out of GPU memory)
+    # is that job's failure, not the node's: it does not count towards a black hole.
+    failed = [r for r in facts.acct_jobs() if _failed(r) and r.nodes
+              and not any(e.kind in _OWN_FAILURES for e in facts.job_events(r.job_id))]
     if len(failed) < min(cfg.black_hole_jobs, cfg.repeat_jobs):
         return []
     by_node: dict[str, list[SacctRecord]] = defaultdict(list)

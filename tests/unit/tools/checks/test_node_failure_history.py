@@ -43,3 +43,15 @@ def test_failures_spread_over_many_nodes_name_none(make_facts):
     rows = HEAD + "".join(_row(str(800 + i), "kim", "FAILED", "2026-05-20T14:00:00", "2026-05-20T14:00:05",
                                "00:00:05", f"n{i:02d}") for i in range(8))
     assert check_node_failure_history(make_facts(("slurm/sacct.txt", "sacct-text", rows)), NodeHistoryConfig()) == []
+
+
+def test_jobs_whose_own_logs_explain_their_failure_do_not_make_a_black_hole(make_facts):
+    # three of the five quick failures ran out of GPU memory or could not load their checkpoint
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    ckpt = "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory\n"
+    logs = {"700170": oom, "700172": ckpt, "700174": oom}
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", BLACK_HOLE),
+                       *[(f"logs/{j}/out", "job-log", t) for j, t in logs.items()],
+                       **{f"logs/{j}/out": {"job": j} for j in logs})
+    at = facts.model_copy(update={"captured_at": facts.captured_at.replace(year=2026, month=5, day=20, hour=15)})
+    assert check_node_failure_history(at, NodeHistoryConfig()) == []
