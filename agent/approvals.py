@@ -75,23 +75,11 @@ from agent.approval_records import (
 from agent.audit import AuditLog
 
 __all__ = [
-    "ApprovalStatus",
-    "ApprovalRequest",
-    "PendingToolCall",
-    "RunState",
-    "ApprovalStore",
-    "ApprovalError",
-    "ApprovalNotFound",
-    "ApprovalExpired",
-    "ApprovalReused",
-    "ApprovalNotGranted",
-    "ApprovalAlreadyDecided",
-    "PlanHashMismatch",
-    "SelfApprovalRefused",
-    "ApproverNotAllowed",
-    "ApprovalTampered",
-    "load_approval_key",
+    "ApprovalStatus", "ApprovalRequest", "PendingToolCall", "RunState", "ApprovalStore", "ApprovalError",
+    "ApprovalNotFound", "ApprovalExpired", "ApprovalReused", "ApprovalNotGranted", "ApprovalAlreadyDecided",
+    "PlanHashMismatch", "SelfApprovalRefused", "ApproverNotAllowed", "ApprovalTampered", "load_approval_key"
 ]
+
 
 def _utc(now: datetime | None) -> datetime:
     if now is None:

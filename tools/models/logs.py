@@ -15,7 +15,6 @@ signal left unexplained" can see what nobody foresaw.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, Field, TypeAdapter
