@@ -226,6 +226,8 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
         log.append("run_start", {"question": question, "model": model, "target": target, "resumed": bool(message_history),
                                  "execution": execution is not None,
                                  "dry_run": execution.dry_run if execution else True}, run_id=run_id)
+    if ctx.stop_reading is None:  # the run's wall time bounds reading too: past it, what was read is diagnosed
+        ctx.stop_reading = deps.guard.time_up
     try:
         ctx.facts  # parse everything up front: a bad file fails here with its name, before any model call
     except WardenError as e:

@@ -84,6 +84,11 @@ def _settings(out: list[Setting]) -> None:
         src = here if name in file_limits else (f"env {env}" if os.environ.get(env) else "default")
         value = getattr(limits, name)
         out.append(Setting(key=f"limits.{name}", value=list(value) if isinstance(value, tuple) else value, source=src))
+    inputs, file_inputs = s.inputs, raw.get("inputs") or {}
+    for name in type(inputs).model_fields:
+        env = f"WARDEN_INPUT_{name.upper()}"
+        src = here if name in file_inputs else (f"env {env}" if os.environ.get(env) else "default")
+        out.append(Setting(key=f"inputs.{name}", value=getattr(inputs, name), source=src))
 
 
 def _live(out: list[Setting]) -> None:

@@ -165,6 +165,15 @@ class LoopGuard:
         if elapsed > self.limits.wall_time_s:
             raise self._stop("wall_time", f"{elapsed:.1f} s elapsed (limit {self.limits.wall_time_s:g} s)")
 
+    def time_up(self) -> str | None:
+        """Why reading evidence must stop now (the run is past its wall time), else None; the next
+        check (before the first model request) then ends the run with a partial Diagnosis."""
+        elapsed = self.clock() - self.started  # type: ignore[misc]
+        if elapsed <= self.limits.wall_time_s:
+            return None
+        return (f"not read: the run's wall-time limit ({self.limits.wall_time_s:g} s, limits.wall_time_s) was "
+                f"reached after {elapsed:.1f} s")
+
     def remaining_s(self) -> float:
         """Seconds left before the run's wall-time limit (never below 1: the check above stops it first)."""
         return max(1.0, self.limits.wall_time_s - (self.clock() - self.started))  # type: ignore[misc]

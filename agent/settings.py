@@ -11,7 +11,8 @@ store, under ``$WARDEN_HOME``::
     approval_ttl_s: 3600
     policy_paths: []           # *.cedar files or directories; empty = the default policy
     policy_config: null        # YAML of blast-radius limits (policies.PolicyConfig)
-    limits: {model_requests: 8, wall_time_s: 300}
+    limits: {model_requests: 8, wall_time_s: 300}   # wall_time_s bounds evidence reading too
+    inputs: {log_max_lines: 50000, max_file_bytes: 536870912}   # per-file caps (tools/limits.py)
     asserted_identity: false   # true only behind a wrapper that authenticates --approver / --as
     autonomy: {default: recommend, rules: []}     # agent/autonomy.py
     fleet: {max_out_per_group: 3, window_h: 1}    # agent/fleet.py
@@ -31,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from agent.store import warden_home
 from tools.errors import ConfigError
+from tools.limits import InputLimits, limits_from, use_config_file
 
 if TYPE_CHECKING:  # imported where used: `approvals list` and `audit verify` must start without the agent stack
     from agent.approvals import ApprovalStore
@@ -72,6 +74,8 @@ class WardenSettings(BaseModel):
     policy_config: Path | None = None
     limits_raw: dict[str, Any] | None = Field(default=None, alias="limits")
     """The ``limits:`` mapping as written; read it as :attr:`limits` (validated on first use)."""
+    inputs_raw: dict[str, Any] | None = Field(default=None, alias="inputs")
+    """``inputs:`` as written (per-file caps, tools.limits.InputLimits); read it as :attr:`inputs`."""
     asserted_identity: bool = False
     """True only where the channel authenticates who runs Warden; then ``--approver``/``--as`` are taken."""
     autonomy_raw: dict[str, Any] | None = Field(default=None, alias="autonomy")
@@ -141,13 +145,22 @@ class WardenSettings(BaseModel):
             raise ConfigError(f"{self._source or settings_path()}: {e}") from None
         return cfg
 
+    @property
+    def inputs(self) -> InputLimits:
+        """The per-file input caps (tools.limits.InputLimits; ``WARDEN_INPUT_*`` fills what the file leaves out).
+
+        Raises:
+            ConfigError: naming the file and the field (or the variable) when a value is invalid.
+        """
+        return limits_from(self.inputs_raw, str(self._source or settings_path()))
+
     def validate_all(self) -> None:
-        """Validate the lazily read sections too (limits, autonomy, fleet, audit_anchor).
+        """Validate the lazily read sections too (limits, inputs, autonomy, fleet, audit_anchor).
 
         Raises:
             ConfigError: naming the file and the field of the first invalid value.
         """
-        self.limits, self.autonomy, self.fleet, self.audit_anchor  # noqa: B018 - each validates on first read
+        self.limits, self.inputs, self.autonomy, self.fleet, self.audit_anchor  # noqa: B018 - each validates on first read
 
     @property
     def source(self) -> Path | None:
@@ -245,3 +258,23 @@ class WardenSettings(BaseModel):
                                   "shorter than 16 characters")
             key = secret.encode()
         return ApprovalStore(approvals_path(), allowed_approvers=self.approvers, audit=audit, key=key)
+
+
+_inputs_seen: dict[tuple[str, int, int], dict[str, Any] | None] = {}
+
+
+def _inputs_from_file() -> tuple[str, dict[str, Any] | None] | None:
+    """``inputs:`` of $WARDEN_HOME/config.yaml for tools.limits (read again only when the file changes)."""
+    p = settings_path()
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    key = (str(p), st.st_mtime_ns, st.st_size)
+    if key not in _inputs_seen:
+        _inputs_seen.clear()
+        _inputs_seen[key] = WardenSettings.load(p).inputs_raw
+    return str(p), _inputs_seen[key]
+
+
+use_config_file(_inputs_from_file)  # every snapshot or live read under the agent honours config.yaml's caps

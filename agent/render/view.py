@@ -25,6 +25,8 @@ from agent.render.safe import clean, clean_line, shell_command
 from tools.models.findings import Diagnosis, Evidence
 
 MAX_SIGNALS = 5
+MAX_TIMED = 5
+"""Files left unread by the time limit listed one per line; the rest as a count."""
 
 __all__ = ["DiagnosisView", "EvidenceLine", "SignalLine", "PlanView", "MAX_SIGNALS", "build_view", "evidence_root", "fit_culprits", "when_text"]
 
@@ -161,7 +163,12 @@ def build_view(d: Diagnosis, *, root: Path | None = None, cwd: Path | None = Non
                       commands=[shell_command(argv) for argv in a.commands], plan_hash=a.plan_hash,
                       error=clean_line(a.error) if a.error else None)
              for i, a in enumerate(d.proposed_actions, 1)]
-    unread = [clean_line(f"{u.where()}: {u.reason}") for u in d.unreadable]
+    unread = [clean_line(f"{u.where()}: {u.reason}") for u in d.unreadable if u.kind != "time"]
+    timed = [u for u in d.unreadable if u.kind == "time"]  # a stopped run may leave 20,000 of these
+    unread += [clean_line(f"{u.where()}: {u.reason}") for u in timed[:MAX_TIMED]]
+    if len(timed) > MAX_TIMED:
+        unread.append(f"... and {len(timed) - MAX_TIMED:,} more not read before the run's time limit "
+                      "(all listed in --output json)")
     return DiagnosisView(root_cause=d.root_cause, culprits=[clean_line(c) for c in d.culprits],
                          confidence=d.confidence, gpu_hours_lost=d.gpu_hours_lost, question=clean(d.question),
                          summary=clean(d.summary), partial=clean_line(d.stopped_by) if d.stopped_by else None,

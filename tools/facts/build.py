@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from urllib.parse import parse_qs, urlsplit
 
@@ -68,8 +68,17 @@ def _merge(existing: BaseModel, new: BaseModel) -> BaseModel:
     return existing.model_copy(update=update) if update else existing
 
 
+def _not_parsed(facts: Facts, arts: list[RawArtifact], why: str) -> None:
+    for art in arts:
+        facts.artifacts.append(ArtifactInfo(path=art.path, format=art.format, node=art.node, job=art.job,
+                                            command=art.command, read=False))
+        facts.unreadable.append(Unreadable(kind="time", path=art.path, format=art.format, node=art.node,
+                                           job=art.job, command=art.command, reason=why))
+
+
 def build_facts(artifacts: Iterable[RawArtifact], *, captured_at: datetime | None = None, cluster: str | None = None,
-                unreadable: Iterable[Unreadable] = (), strict: bool = False) -> Facts:
+                unreadable: Iterable[Unreadable] = (), strict: bool = False,
+                stop: Callable[[], str | None] | None = None) -> Facts:
     """Parse every artifact and gather the results into one Facts.
 
     A file that fails to parse (malformed, empty, not UTF-8, unknown format) becomes an
@@ -80,16 +89,27 @@ def build_facts(artifacts: Iterable[RawArtifact], *, captured_at: datetime | Non
         captured_at: the moment the facts describe; defaults to the newest artifact's capture time.
         unreadable: evidence already known to be unreadable (absent files, failed fetches).
         strict: raise on the first file that does not parse instead of recording it.
+        stop: asked before each artifact; a reason (the run's time limit) leaves that artifact and
+            the rest unparsed, each an ``Unreadable(kind="time")`` with the reason.
 
     Raises:
         ParseError / UnknownFormatError: only with ``strict``, from the first artifact that does not parse.
     """
-    arts = list(artifacts)
+    # Parsed as they arrive (a snapshot's files are read one by one in between), so a stop leaves
+    # what was read parsed and the rest unread; only a missing captured_at needs them all first.
+    arts: Iterable[RawArtifact] = artifacts
+    if captured_at is None:
+        arts = list(artifacts)
     when = captured_at or max((a.captured_at for a in arts), default=datetime.now(timezone.utc))
     facts = Facts(captured_at=when, cluster=cluster, unreadable=list(unreadable))
     jobs: dict[str, SlurmJob] = {}
     nodes: dict[str, SlurmNode] = {}
-    for art in arts:
+    rest = iter(arts)
+    for art in rest:
+        why = stop() if stop is not None else None
+        if why:
+            _not_parsed(facts, [art, *rest], why)
+            break
         info = ArtifactInfo(path=art.path, format=art.format, node=art.node, job=art.job, command=art.command)
         facts.artifacts.append(info)
         try:

@@ -8,9 +8,10 @@ from pydantic import BaseModel
 
 __all__ = ["Unreadable", "UnreadableKind"]
 
-UnreadableKind = Literal["file", "fetch", "check", "cut"]
+UnreadableKind = Literal["file", "fetch", "check", "cut", "time"]
 """``file``: a recorded file failed to parse or was absent; ``fetch``: a live command or URL failed;
-``check``: a check raised on these facts; ``cut``: a file was read only in part (size or line cap)."""
+``check``: a check raised on these facts; ``cut``: a file was read only in part (size or line cap);
+``time``: the run's time limit was reached before the file was read or parsed."""
 
 
 class Unreadable(BaseModel):

@@ -54,6 +54,9 @@ class ReadContext:
         self._facts: Facts | None = None
         self._findings: list[Finding] | None = None
         self.on_progress = on_progress
+        self.stop_reading: Callable[[], str | None] | None = None
+        """Asked before each file is read and parsed; a reason (the run's wall-time limit, set by the
+        agent) stops there: what was read so far is used, the rest is ``Unreadable(kind="time")``."""
 
     @classmethod
     def from_snapshot(cls, root: Path, *, on_progress: ProgressFn | None = None,
@@ -73,6 +76,11 @@ class ReadContext:
             entries = src.entries()
             last = 0.0
             for i, entry in enumerate(entries):
+                why = ctx.stop_reading() if ctx.stop_reading is not None else None
+                if why:  # the run's time is up: the rest is listed, not read
+                    missing.extend(Unreadable(kind="time", path=e.path, format=e.format, node=e.node, job=e.job,
+                                              reason=why) for e in entries[i:])
+                    break
                 # At most ten progress lines a second: a 10,000-node snapshot has 20,000 files.
                 now = time.monotonic()
                 if ctx.on_progress and (now - last >= 0.1 or i + 1 == len(entries)):
@@ -119,8 +127,10 @@ class ReadContext:
                 that fails; SourceError when the source itself cannot be used.
         """
         if self._facts is None:
-            arts = list(self._collect())
+            # each file parsed as soon as it is read; what the source could not read is known after
+            facts = build_facts(self._collect(), captured_at=self._captured_at, cluster=self._cluster,
+                                strict=self.strict, stop=self.stop_reading)
             known = list(self._unreadable()) if self._unreadable else []
-            self._facts = build_facts(arts, captured_at=self._captured_at, cluster=self._cluster,
-                                      unreadable=known, strict=self.strict)
+            facts.unreadable[:0] = known
+            self._facts = facts
         return self._facts

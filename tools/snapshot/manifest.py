@@ -85,7 +85,7 @@ def load_manifest(snapshot_dir: Path, *, allow_absent: bool = False) -> Manifest
         keys = text.count("path:") + text.count('"path"')  # one per entry (YAML or JSON): checked before the
         if keys > cap:  # parse, which takes tens of seconds per 100,000 entries
             raise SnapshotError(f"{mpath}: lists about {keys:,} files, over the cap of {cap:,} "
-                                "(WARDEN_INPUT_MAX_MANIFEST_ENTRIES)")
+                                "(inputs.max_manifest_entries, WARDEN_INPUT_MAX_MANIFEST_ENTRIES)")
         raw = _load_text(text)
     except UnicodeDecodeError as e:
         raise SnapshotError(f"{mpath}: not UTF-8 ({e.reason} at byte {e.start})") from None
@@ -99,7 +99,7 @@ def load_manifest(snapshot_dir: Path, *, allow_absent: bool = False) -> Manifest
         raise SnapshotError(f"{mpath}: expected a mapping with captured_at and files")
     if isinstance(raw.get("files"), list) and len(raw["files"]) > cap:
         raise SnapshotError(f"{mpath}: lists {len(raw['files']):,} files, over the cap of {cap:,} "
-                            "(WARDEN_INPUT_MAX_MANIFEST_ENTRIES)")
+                            "(inputs.max_manifest_entries, WARDEN_INPUT_MAX_MANIFEST_ENTRIES)")
     try:
         manifest = Manifest.model_validate(raw)
     except ValidationError as e:
