@@ -54,7 +54,8 @@ def act_cmd(
 ) -> None:
     """Diagnose the live cluster and send each proposed action through policy → approval → audit →
     execute → verify. Without --execute only the plans and decisions are printed. Actions that need
-    an approval wait for `warden approve`, then run with --approved ID --execute.
+    an approval wait for `warden approve`, then run with --approved ID --execute. Exit 1: an execution
+    failed (or, with --approved, the approved action was refused or denied and did not run).
 
     Example: warden act --execute
     """
@@ -73,8 +74,11 @@ def act_cmd(
         if approved:
             if not execute:
                 raise typer.BadParameter("--approved needs --execute")
-            outcomes = [execute_approved_live(cfg, settings, approved, requester=who)]
-            _show(outcomes[0], out)  # a failed execution exits 1 below, as a diagnosed one does
+            outcome = execute_approved_live(cfg, settings, approved, requester=who)
+            _show(outcome, out)
+            if outcome.status != "executed":  # failed, or refused / denied now: the approved action did not run
+                raise typer.Exit(1)
+            return
         else:
             run, outcomes = act_live(cfg, settings, requester=who, execute=execute, question=question, model=model,
                                      store=RunStore(None), limits=settings.limits,
