@@ -114,8 +114,9 @@ class RetryConfig(_Strict):
     """Retries of one provider before falling back to the next."""
 
     attempts_per_provider: int = Field(2, ge=1, le=10)
-    backoff_initial_s: float = Field(0.05, ge=0)
-    backoff_max_s: float = Field(2.0, ge=0)
+    backoff_initial_s: float = Field(0.05, ge=0, le=60)
+    backoff_max_s: float = Field(2.0, ge=0, le=300)
+    """Longest wait between retries (s); bounded so a typo cannot park a request for ever."""
 
 
 class CooldownConfig(_Strict):
@@ -224,7 +225,8 @@ class GatewayConfig(_Strict):
     reserve_output_tokens: int = Field(4096, ge=1)
     """Completion tokens a budgeted request without ``max_tokens`` reserves (and is then sent with)."""
     redaction: RedactionConfig = Field(default_factory=RedactionConfig)
-    ledger_flush_interval_s: float = Field(0.2, gt=0)
+    ledger_flush_interval_s: float = Field(0.2, gt=0, le=60)
+    """Seconds between ledger flushes (at most 60: an infinite wait kills the store's writer thread)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> GatewayConfig:

@@ -37,11 +37,12 @@ BUILTIN_PATTERNS: dict[str, str] = {
     "huggingface_token": r"\bhf_[a-z0-9]{30,}",
     "npm_token": r"\bnpm_[a-z0-9]{36}\b",
     "jwt": r"\beyj[a-z0-9_-]{8,}\.[a-z0-9_-]{8,}\.[a-z0-9_-]{8,}",
-    "password": r"(?:password|passwd|passphrase|pwd|storagepass|dbpass)\w*(?:\\?[\"'])?\s*[:=]\s*" + _VALUE,
+    "password": r"(?:password|passwd|passphrase|pwd|storagepass|dbpass)\w*(?:\\?[\"'])?\s*(?:=>|[:=])\s*" + _VALUE,
     "secret_assignment": r"(?:secret|token|api[_-]?key|access[_-]?key|private[_-]?key|accountkey|sharedaccesskey)"
                          r"[a-z0-9_]*(?:\\?[\"'])?\s*[:=]\s*" + _LONG_VALUE,
     "cli_password": r"(?:\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p(?P<v>[^\s'\"]\S*)"
-                    r"|--(?:password|passwd|pass)\s+(?P<v2>'[^'\n]*'|\"[^\"\n]*\"|[^\s-]\S*)"
+                    r"|--(?:[a-z0-9]+[-_])*(?:password|passwd|pass)\s+(?P<v2>'[^'\n]*'|\"[^\"\n]*\"|[^\s-]\S*)"
+                    r"|\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<v7>\S+)"
                     r"|\bsshpass\s+-p\s*(?P<v3>'[^'\n]*'|\"[^\"\n]*\"|\S+)"
                     r"|\bredis-cli\b[^\n]*?\s-a\s+(?P<v4>\S+)"
                     r"|\bipmitool\b[^\n]*?\s-p\s+(?P<v5>\S+)"
@@ -71,7 +72,7 @@ _HINTS: dict[str, tuple[str, ...]] = {
     "jwt": ("eyj",),
     "password": ("pass", "pwd"),
     "secret_assignment": ("secret", "token", "key"),
-    "cli_password": ("-p", "--pass", "sshpass", "redis-cli", "ipmitool", "curl"),
+    "cli_password": ("-p", "--pass", "sshpass", "redis-cli", "ipmitool", "curl", "machine"),
     "url_signature": ("sig",),
     "stripe_key": ("k_live_", "k_test_"),
     "email": ("@",),

@@ -216,3 +216,32 @@ def test_a_resubmission_never_points_at_a_checkpoint_outside_the_roots(files: di
     assert [c.ok for c in checks["42"]] == [False] and "outside the configured roots" in (checks["42"][0].problem or "")
     (ok,) = live_specs(d, facts, LiveConfig(job_logs=JobLogAccess(roots=[str(tmp_path / "elsewhere")])), runner, checks)
     assert ok.checkpoint == str(outside) and checks["42"][0].ok  # inside the roots it verifies as before
+
+
+def test_a_checkpoint_folder_that_is_a_symlink_out_of_the_roots_is_not_read(files: dict[str, str],
+                                                                           tmp_path: Path) -> None:
+    """The folder itself (``{workdir}/checkpoints``, or one step of it) links out of the roots, to a
+    place holding a well-formed manifest: nothing there is hashed, and no checkpoint is proposed."""
+    import hashlib
+
+    from tools.actions.checkpoints import newest_verified_checkpoint, verify_checkpoint
+    from tools.live.guard import GuardedRunner
+
+    outside = tmp_path / "elsewhere" / "step-10"
+    outside.mkdir(parents=True)
+    (outside / "model.pt").write_bytes(SECRET)
+    (outside / "manifest.json").write_text(json.dumps({"step": 10, "files": [
+        {"path": "model.pt", "size_bytes": len(SECRET), "sha256": hashlib.sha256(SECRET).hexdigest()}]}))
+    alice = Path(files["root"]) / "alice"
+    (alice / "checkpoints").symlink_to(outside.parent, target_is_directory=True)  # the whole folder
+    (alice / "ckpt2").mkdir()
+    (alice / "ckpt2" / "step-10").symlink_to(outside, target_is_directory=True)  # one step of it
+    runner = HostileCluster("")
+    guarded = GuardedRunner(runner, [files["root"]], USER)
+    for folder in (alice / "checkpoints", alice / "ckpt2"):
+        best, _ = newest_verified_checkpoint(guarded, str(folder))
+        assert best is None, (folder, best)
+    for step in (alice / "checkpoints" / "step-10", alice / "ckpt2" / "step-10"):
+        check = verify_checkpoint(guarded, str(step))
+        assert not check.ok, step
+    assert not [a for a in runner.ran if a[0] == "sha256sum" or str(outside) in " ".join(a)], runner.ran

@@ -11,6 +11,7 @@ symlink or a FIFO after the manifest was checked is refused when it is read.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -123,3 +124,25 @@ def test_hostile_manifest_documents_are_one_line(tmp_path: Path, text: str, why:
     (root / "kernel" / "gpu01.log").unlink()
     (root / "manifest.yaml").write_text(text)
     refused(root, why)
+
+
+DEEP = {"array": "[" * 5000 + "]" * 5000, "object": '{"a":' * 5000 + "1" + "}" * 5000,
+        "5000-digit": '{"status": "success", "data": {"resultType": "vector", "result": [{"metric": {}, '
+                      '"value": [1, "' + "1" * 10 + '"]}]}, "n": ' + "9" * 5000 + "}"}
+
+
+@pytest.mark.parametrize("shape", sorted(DEEP))
+@pytest.mark.parametrize("fmt", ["squeue-json", "sinfo-json", "sacct-json", "prometheus-query-json", "k8s-json",
+                                 "dcgmi-diag-json"])
+def test_every_json_format_survives_absurd_nesting_and_huge_integers(tmp_path: Path, fmt: str, shape: str) -> None:
+    """Before: prometheus-query-json raised RecursionError / ValueError out of the replay (a traceback);
+    now, as for the other JSON formats, the file is unreadable evidence naming it and the rest is read."""
+    from tools.read.context import ReadContext
+
+    root = tmp_path / "snap"
+    root.mkdir()
+    (root / "f.json").write_text(DEEP[shape])
+    (root / "manifest.yaml").write_text(json.dumps({"captured_at": "2026-03-04T10:15:00Z",
+                                                    "files": [{"path": "f.json", "format": fmt}]}))
+    (u,) = ReadContext.from_snapshot(root).facts.unreadable
+    assert u.kind == "file" and u.path == "f.json" and u.reason.startswith("f.json")

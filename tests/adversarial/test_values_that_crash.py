@@ -126,3 +126,21 @@ def test_hostile_config_documents_are_one_line_naming_the_file(tmp_path: Path, m
     lines = r.output.strip().splitlines()
     assert r.exit_code == 2 and len(lines) == 1 and str(target) in lines[0], r.output[-500:]
     assert "internal error" not in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize(("line", "field"), [
+    ("ledger_flush_interval_s = inf", "ledger_flush_interval_s"),  # the ledger's writer thread died: OverflowError
+    ("ledger_flush_interval_s = 1e300", "ledger_flush_interval_s"),
+    ("[retry]\nbackoff_initial_s = inf", "retry.backoff_initial_s"),  # a retry slept forever
+    ("[retry]\nbackoff_max_s = 1e300", "retry.backoff_max_s"),
+])
+def test_gateway_config_values_that_hang_or_kill_a_thread(tmp_path: Path, line: str, field: str) -> None:
+    """Before: each validated; the first killed the gateway's store thread (usage never recorded), the
+    third left a request waiting for ever after one upstream 500."""
+    from gateway.config import load_config
+    from gateway.errors import ConfigError as GatewayConfigError
+
+    p = tmp_path / "gateway.toml"
+    p.write_text(line + "\n")
+    with pytest.raises(GatewayConfigError, match=f"(?s){p}.*{field.split('.')[-1]}.*less than or equal"):
+        load_config(p)

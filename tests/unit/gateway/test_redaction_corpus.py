@@ -95,6 +95,11 @@ CORPUS: dict[str, tuple[str, list[str]]] = {
  "password_env_lower": ("export db_password=S3cretPass", ["S3cretPass"]),
  "secret_colon_quoted": ("client_secret: 'abc def ghi jkl'", ["abc def ghi"]),
  "passwd_flag_short": ("ipmitool -H bmc01 -U admin -P S3cretPass power status", ["S3cretPass"]),
+ # issue 15 item 8, walked again: prefixed password flags, .netrc lines, Perl/PHP hash arrows
+ "password_flag_prefixed": ("slurmrestd-setup --db-password S3cretPass --admin-password 'An0ther Pass'",
+                            ["S3cretPass", "An0ther Pass"]),
+ "netrc": ("machine gitlab.example.org login bob password S3cretPass", ["S3cretPass"]),
+ "hash_arrow": ("'password' => 'S3cretPass', 'db_password' => \"An0therPass\"", ["S3cretPass", "An0therPass"]),
     "email": ("contact Alice.Smith+hpc@Example.ORG if it fails", ["Alice.Smith+hpc@Example.ORG"]),
     "email_angle": ("From: <bob@cs.uni-example.de>", ["bob@cs.uni-example.de"]),
     "user_in_path": ("StdOut=/lustre/scratch/alice/llm13b/logs/out", ["/alice/"]),

@@ -69,6 +69,8 @@ def parse_prometheus_query_json(text: str, *, path: str, node: str | None = None
         doc = json_loads(text)
     except json.JSONDecodeError as e:
         raise ParseError(path, e.lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
+    except (ValueError, RecursionError) as e:  # over-long integers, absurd nesting
+        raise ParseError(path, None, f"invalid JSON: {str(e)[:120]}") from None
     if not isinstance(doc, dict):
         raise ParseError(path, None, "not a Prometheus API response object")
     status = doc.get("status")
