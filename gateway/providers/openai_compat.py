@@ -33,7 +33,24 @@ from gateway.errors import (
 from gateway.providers.base import Provider, estimate_tokens, message_text
 from gateway.providers.validate import check_chunk, check_completion
 
-__all__ = ["OpenAICompatProvider"]
+__all__ = ["OpenAICompatProvider", "MAX_RESPONSE_BYTES"]
+
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+"""Most bytes of one upstream answer read (a chat completion is kilobytes): past it the answer is a
+ProviderBadResponse, so a flooding upstream cannot grow the gateway without bound."""
+
+
+async def _read_capped(resp: aiohttp.ClientResponse, name: str) -> bytes:
+    """The response body, refused (ProviderBadResponse) once it passes MAX_RESPONSE_BYTES."""
+    if resp.content_length is not None and resp.content_length > MAX_RESPONSE_BYTES:
+        raise ProviderBadResponse(name, f"answer of {resp.content_length:,} bytes, over the "
+                                        f"{MAX_RESPONSE_BYTES:,}-byte cap")
+    body = bytearray()
+    async for chunk in resp.content.iter_chunked(1 << 16):
+        body += chunk
+        if len(body) > MAX_RESPONSE_BYTES:
+            raise ProviderBadResponse(name, f"answer over the {MAX_RESPONSE_BYTES:,}-byte cap; not read further")
+    return bytes(body)
 
 
 class OpenAICompatProvider(Provider):
@@ -134,7 +151,7 @@ class OpenAICompatProvider(Provider):
         data = self._body(request, stream=False)
         try:
             async with self._client().post(self._url, data=data) as resp:
-                content = await resp.read()
+                content = await _read_capped(resp, self.name)
                 status = resp.status
         except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
             raise self._transport_error(exc) from exc
@@ -156,8 +173,8 @@ class OpenAICompatProvider(Provider):
         try:
             async with self._client().post(self._url, data=data) as resp:
                 if resp.status >= 400:
-                    raise self._status_error(resp.status, await resp.read())
-                async for raw in resp.content:
+                    raise self._status_error(resp.status, await _read_capped(resp, self.name))
+                async for raw in _lines(resp, self.name):
                     line = raw.strip()
                     if not line.startswith(b"data:"):
                         continue
@@ -180,3 +197,12 @@ class OpenAICompatProvider(Provider):
             except RuntimeError:  # session bound to another, closed event loop
                 pass
         self._session = None
+
+
+async def _lines(resp: aiohttp.ClientResponse, name: str) -> AsyncIterator[bytes]:
+    """The SSE stream's lines; one longer than aiohttp's line limit (512 KiB) is a ProviderBadResponse."""
+    try:
+        async for raw in resp.content:
+            yield raw
+    except aiohttp.http_exceptions.LineTooLong as exc:
+        raise ProviderBadResponse(name, f"stream line too long: {' '.join(str(exc).split())[:120]}") from None
