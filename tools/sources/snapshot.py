@@ -64,6 +64,9 @@ class SnapshotSource:
         self.root = Path(root)
         self.manifest: Manifest = load_manifest(self.root, allow_absent=allow_absent)
         self._top = self.root.resolve()
+        self._limits: InputLimits | None = None
+        """The input caps, read from the environment at the first read (20,000 reads of a large
+        snapshot would otherwise scan the environment 20,000 times)."""
 
     def entries(self, format: FormatId | None = None) -> list[ManifestEntry]:
         """Manifest entries, optionally only those of one format."""
@@ -101,7 +104,7 @@ class SnapshotSource:
         Raises:
             SnapshotError: as :meth:`read`; ConfigError: a bad ``WARDEN_INPUT_*`` value.
         """
-        limits = input_limits()
+        limits = self._limits = self._limits or input_limits()
         try:
             raw, size = _read_inside(self.root, entry.path, self._top, entry.format, limits)
         except OSError as e:

@@ -32,7 +32,6 @@ _LABELS = re.compile(r'[A-Za-z_][A-Za-z0-9_]*="[^"\\\n]*"(?:,[A-Za-z_][A-Za-z0-9
 _NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 _PAIR = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="([^"\\\n]*)"')
 _FIELDS = frozenset(MetricSample.model_fields)
-_BLOCKS: dict[str, re.Pattern[str]] = {}
 _new = object.__new__
 _set = object.__setattr__
 
@@ -161,38 +160,89 @@ class _Reader:
             offset += len(line) + 1
 
     def _whole(self, name: str, start: int, end: int) -> bool:
-        """Read a block of ``name`` lines of the plain shape with one regex call; False (nothing
+        """Read a block of ``name`` lines of the plain shape at once (``_plain_block``); False (nothing
         read) when any line is not of that shape, for the line-by-line path to handle."""
-        chunk = self.text[start:end]
-        rx = _BLOCKS.get(name)
-        if rx is None:
-            rx = _BLOCKS[name] = re.compile(r"^%s\{([^{}\n]*)\} ([^ \n]+)$" % re.escape(name), re.M)
-        found = rx.findall(chunk)
-        if len(found) != chunk.count("\n") + (not chunk.endswith("\n")):
+        lines = self.text[start:end].split("\n")
+        if lines.pop():
+            return False  # the page's last line, cut or not: read line by line
+        found = _plain_block(name, lines, self.labels, self.node)
+        if found is None:
             return False
-        labels_seen, out = self.labels, []
-        new, setattr_, cls, fields = _new, _set, MetricSample, _FIELDS  # sample(), inlined: 880,000 calls at 10k nodes
-        try:
-            for label_text, value_text in found:
-                known = labels_seen.get(label_text)
-                if known is None:
-                    if label_text and not _LABELS.fullmatch(label_text):
-                        return False
-                    labels = dict(_PAIR.findall(label_text))
-                    known = labels_seen[label_text] = (labels, _host(labels, self.node), labels.get("gpu"))
-                value = float(value_text)
-                if not value >= DCGM_BLANK_MIN:
-                    m = new(cls)
-                    setattr_(m, "__dict__", {"name": name, "labels": known[0], "value": value, "timestamp_s": None,
-                                             "node": known[1], "gpu": known[2]})
-                    setattr_(m, "__pydantic_fields_set__", fields)
-                    setattr_(m, "__pydantic_extra__", None)
-                    setattr_(m, "__pydantic_private__", None)
-                    out.append(m)
-        except ValueError:
-            return False
-        self.out += out
+        self.out += found
         return True
+
+
+_Labels = dict[str, tuple[dict[str, str], str | None, str | None]]
+
+
+def _plain_block(name: str, lines: list[str], labels_seen: _Labels, node: str | None) -> list[MetricSample] | None:
+    """The samples of ``lines``, all of the plain shape ``name{labels} value``, read with a few ``str``
+    operations per line (no regex over the label text); None when any line is not of that shape. Each
+    line taken reads as ``_Reader.line`` would read it: the label text ends at the line's last ``}`` and
+    the value is one token that ``float`` takes. ``labels_seen`` (label text -> labels, node, gpu) is
+    shared by the page's families: every family repeats each GPU's label set."""
+    head = name + "{"
+    cut = len(head)
+    out: list[MetricSample] = []
+    new, setattr_, cls, fields = _new, _set, MetricSample, _FIELDS  # sample(), inlined: a million calls at 10k nodes
+    try:
+        for line in lines:
+            labels_part, sep, value_text = line.rpartition("} ")
+            if not sep or not labels_part.startswith(head) or " " in value_text or "}" in value_text:
+                return None
+            label_text = labels_part[cut:]
+            known = labels_seen.get(label_text)
+            if known is None:
+                if label_text and not _LABELS.fullmatch(label_text):
+                    return None
+                labels = dict(_PAIR.findall(label_text))
+                known = labels_seen[label_text] = (labels, _host(labels, node), labels.get("gpu"))
+            value = float(value_text)
+            if not value >= DCGM_BLANK_MIN:
+                m = new(cls)
+                setattr_(m, "__dict__", {"name": name, "labels": known[0], "value": value, "timestamp_s": None,
+                                         "node": known[1], "gpu": known[2]})
+                setattr_(m, "__pydantic_fields_set__", fields)
+                setattr_(m, "__pydantic_extra__", None)
+                setattr_(m, "__pydantic_private__", None)
+                out.append(m)
+    except ValueError:
+        return None
+    return out
+
+
+def _plain_page(text: str, node: str | None, wanted: Collection[str]) -> list[MetricSample] | None:
+    """A whole page of the usual dcgm-exporter shape read by family: the text cut at its comment lines
+    (``str.split``, no walk over them), a family no one asked for skipped whole, a wanted one read by
+    ``_plain_block``. None when anything is unusual (a blank line inside a family, two families with no
+    comment between them, a line of another shape, a page not ending in a newline): the caller then
+    reads the page with ``_Reader``, which finds exactly these samples on a page this function takes."""
+    if not text.endswith("\n"):
+        return None
+    parts = text.split("\n#")
+    if not text.startswith("#"):
+        parts[0] = "\n" + parts[0]  # samples before any comment: a block like the others
+    last = len(parts) - 1
+    labels_seen: _Labels = {}
+    out: list[MetricSample] = []
+    for i, part in enumerate(parts):
+        nl = part.find("\n")
+        if nl < 0:
+            continue  # a comment line followed by another
+        end = len(part) - 1 if i == last else len(part)  # the page's final newline
+        if end <= nl:
+            continue
+        first_end = part.find("\n", nl + 1, end)
+        first = _name(part[nl + 1:end if first_end < 0 else first_end])
+        if not first or (first_end >= 0 and _name(part[part.rfind("\n", 0, end) + 1:end]) != first):
+            return None
+        if first not in wanted:
+            continue  # one family, not wanted: its lines are not read
+        found = _plain_block(first, part[nl + 1:end].split("\n"), labels_seen, node)
+        if found is None:
+            return None
+        out += found
+    return out
 
 
 def _name(line: str) -> str:
@@ -213,6 +263,9 @@ def wanted_samples(text: str, *, path: str, node: str | None, wanted: Collection
     Raises:
         ParseError: naming path and line of a malformed line that is read.
     """
+    plain = _plain_page(text, node, wanted)
+    if plain is not None:
+        return plain
     r = _Reader(text, path, node, wanted)
     pos, n = 0, len(text)
     while pos < n:

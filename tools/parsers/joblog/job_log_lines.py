@@ -151,6 +151,8 @@ def split_rank(line: str) -> tuple[int | None, str]:
 
 
 def rank_in_text(message: str) -> int | None:
+    if "Rank " not in message:  # what the pattern needs, tested in C: most lines name no rank
+        return None
     m = _RANK_IN_TEXT.search(message)
     return int(m["rank"]) if m else None
 

@@ -15,10 +15,13 @@ OOM and NFS messages (see tests/fixtures/kernel-log/SOURCES.md).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from tools.models.logs import KernelEventBase, OomKillEvent, make_kernel_event
 from tools.parsers.kernel._gpu import FALLEN_START, classify_gpu, classify_gpu_stack, normalize_pci
 from tools.parsers.kernel._host import classify_host_fault, classify_hung, classify_oom, classify_slurm_node, error_level
 from tools.parsers.kernel._net import classify_link, classify_pcie
+from tools.parsers.kernel._prefilter import candidate_lines
 from tools.parsers.kernel._prefix import split_prefix
 from tools.parsers.kernel._storage import classify_fs_client, classify_lustre
 
@@ -70,6 +73,17 @@ def _classify(source: str, msg: str, level: str | None) -> tuple[str, dict[str, 
     return None
 
 
+_classify_seen = lru_cache(maxsize=16384)(_classify)
+"""_classify is a pure function of its arguments, and the nodes of one cluster print the same driver,
+link and file-system lines: each distinct (tag, message, priority) is classified once. Its values
+are read, never changed, by the caller."""
+_MAX_MEMO = 512  # longer messages are rare and mostly unique: not worth keeping
+
+
+def _classified(source: str, msg: str, level: str | None) -> tuple[str, dict[str, object]] | None:
+    return _classify_seen(source, msg, level) if len(msg) <= _MAX_MEMO else _classify(source, msg, level)
+
+
 def _merge_oom(events: list[KernelEventBase], event: KernelEventBase, lineno: int) -> bool:
     """Fold the second line of one OOM kill (``oom-kill:`` + ``Killed process``) into the first."""
     last = events[-1] if events else None
@@ -84,13 +98,15 @@ def _merge_oom(events: list[KernelEventBase], event: KernelEventBase, lineno: in
     return True
 
 
-def parse_kernel_log(text: str, *, path: str, node: str | None = None) -> list[KernelEventBase]:
+def parse_kernel_log(text: str, *, path: str, node: str | None = None, prefilter: bool = True) -> list[KernelEventBase]:
     """Parse kernel/system log lines (format kernel-log) into typed events.
 
     Args:
         text: dmesg (-T/-x), journalctl or syslog output, or a GPFS mmfs.log (prefixes may be mixed).
         path: snapshot-relative path; events carry it with their 1-based line number.
         node: the manifest's node; a host name printed on the line wins.
+        prefilter: classify only the lines tools.parsers.kernel._prefilter finds can be events (same
+            result, faster); False classifies every line (what the prefilter's test compares with).
 
     Returns the events in file order (see tools.models.logs for each kind's fields); messages are
     capped at 500 characters, generic events at ``MAX_GENERIC`` per file. Never raises on content:
@@ -99,7 +115,10 @@ def parse_kernel_log(text: str, *, path: str, node: str | None = None) -> list[K
     events: list[KernelEventBase] = []
     generic = 0
     group: _Group | None = None
+    wanted = candidate_lines(text) if prefilter else None
     for lineno, raw in enumerate(text.splitlines(), start=1):
+        if wanted is not None and group is None and lineno not in wanted:
+            continue  # holds no word any classifier needs (an open multi-line message reads on)
         if not raw.strip():
             continue
         pre = split_prefix(raw[:_MAX_ANALYZED])
@@ -115,7 +134,7 @@ def parse_kernel_log(text: str, *, path: str, node: str | None = None) -> list[K
         if FALLEN_START.match(msg):
             group = _Group(lineno, pre.timestamp, pre.host, msg)
             continue
-        found = _classify(pre.source, msg, pre.level)
+        found = _classified(pre.source, msg, pre.level)
         if found is None:
             continue
         kind, values = found

@@ -27,8 +27,6 @@ class Record:
 
     line_no: int
     values: dict[str, str] = field(default_factory=dict)
-    lines: dict[str, int] = field(default_factory=dict)
-    """Line number of each key, for error messages."""
 
 
 def read_records(text: str, *, path: str, first_key: str, rest_of_line: frozenset[str]) -> list[Record]:
@@ -63,7 +61,7 @@ def read_records(text: str, *, path: str, first_key: str, rest_of_line: frozense
                 raise ParseError(path, number, f"unindented line inside a {first_key} record")
             current.values[open_key] += "\n" + line.rstrip()
             continue
-        open_key = _read_line(line, number, current, path=path, rest_of_line=rest_of_line)
+        open_key = _read_line(line, number, current.values, path=path, rest_of_line=rest_of_line)
     if not records:
         raise ParseError(path, None, f"no {first_key}= records")
     return records
@@ -84,10 +82,14 @@ def _key_ok(key: str) -> bool:
     return False
 
 
-def _read_line(line: str, number: int, record: Record, *, path: str, rest_of_line: frozenset[str]) -> str | None:
-    """Read one line's key=value words into ``record``; return the free-text key that ends the
-    line (its value runs to the line's end), if any."""
-    values, lines, good = record.values, record.lines, _good_keys
+def _read_line(line: str, number: int, values: dict[str, str], *, path: str, rest_of_line: frozenset[str]) -> str | None:
+    """Read one line's key=value words into ``values`` (a record's; first occurrence wins); return the
+    free-text key that ends the line (its value runs to the line's end), if any.
+
+    Raises:
+        ParseError: a word that is neither key=value nor a Key:value counter (naming ``number``).
+    """
+    good = _good_keys
     seen = 0  # characters of the words before this one: where it can start at the earliest
     for word in line.split():
         key, eq, value = word.partition("=")
@@ -96,23 +98,17 @@ def _read_line(line: str, number: int, record: Record, *, path: str, rest_of_lin
                 pos = line.find(word, seen)
                 while pos > 0 and not line[pos - 1].isspace():  # inside an earlier word's value
                     pos = line.find(word, pos + 1)
-                value = line[pos + len(key) + 1:].rstrip()
                 if key not in values:
-                    values[key], lines[key] = value, number
+                    values[key] = line[pos + len(key) + 1:].rstrip()
                 return key
             if key not in values:
-                values[key], lines[key] = value, number
+                values[key] = value
             seen += len(word)
             continue
         seen += len(word)
         key, colon, value = word.partition(":")
         if not (colon and not eq and _COUNTER_NAME.fullmatch(key)):
             raise ParseError(path, number, f"expected key=value, got {word[:40]!r}")
-        _set(record, key, value, number)  # scontrol prints a few counters as Key:value (NtasksPerTRES:0)
+        if key not in values:  # scontrol prints a few counters as Key:value (NtasksPerTRES:0)
+            values[key] = value
     return None
-
-
-def _set(record: Record, key: str, value: str, number: int) -> None:
-    if key not in record.values:
-        record.values[key] = value
-        record.lines[key] = number
