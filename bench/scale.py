@@ -10,7 +10,8 @@ subprocess, so that its peak RSS is that size's alone. Printed per size: wall ti
 diagnosis (and of the whole process, imports included), peak RSS, whether the diagnosis is right
 (evals.scoring.score_case against the generator's expected root cause, culprits and actions), and
 the largest tool result sent to the model in tokens (o200k_base through bpe-openai when installed;
-otherwise bytes / 4, said in the table's title). --profile writes a cProfile of each run there.
+otherwise bytes / 4, said in the table's title), and the 1-minute load average before and after the
+run (on a shared machine the times scale with it). --profile writes a cProfile of each run there.
 """
 
 from __future__ import annotations
@@ -83,6 +84,11 @@ def _child(path: Path, profile: Path | None) -> None:
         "tokens": largest[0], "tool": largest[1], "tool_results": len(results), "counter": name}))
 
 
+def _load(before: float) -> str:
+    """The 1-minute load average before and after a run (the machine is shared: figures scale with it)."""
+    return f"{before:.1f}-{os.getloadavg()[0]:.1f}"
+
+
 def main() -> None:
     """Generate each size (cached), diagnose it in a fresh process, print the table."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -109,7 +115,7 @@ def main() -> None:
     table = Table(title=f"warden diagnose at scale: fault {args.fault}, {args.variant} Slurm output, seed {args.seed}; "
                   f"largest tool result in {name}")
     for col in ("nodes", "GPUs", "jobs", "generate s", "diagnose s", "process s", "peak RSS MiB", "right",
-                "root cause", "largest result", "tool"):
+                "root cause", "largest result", "tool", "load"):
         table.add_column(col, justify="left" if col in ("right", "root cause", "tool") else "right")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     for nodes in [int(s) for s in args.sizes.split(",") if s]:
@@ -123,22 +129,24 @@ def main() -> None:
         if args.profile:
             args.profile.mkdir(parents=True, exist_ok=True)
             cmd += ["--child-profile", str(args.profile / f"{args.fault}-{nodes}.prof")]
+        load_before = os.getloadavg()[0]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
                                   env={**env, "WARDEN_HOME": home})
         except subprocess.TimeoutExpired:
             table.add_row(f"{nodes:,}", f"{8 * nodes:,}", f"{jobs:,}", gen_s, f"> {args.timeout:.0f}", "-", "-",
-                          "not finished", "-", "-", "-")
+                          "not finished", "-", "-", "-", _load(load_before))
             continue
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["?"])[-1]
-            table.add_row(f"{nodes:,}", f"{8 * nodes:,}", f"{jobs:,}", gen_s, "-", "-", "-", "error", last[:60], "-", "-")
+            table.add_row(f"{nodes:,}", f"{8 * nodes:,}", f"{jobs:,}", gen_s, "-", "-", "-", "error", last[:60], "-", "-",
+                          _load(load_before))
             continue
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         right = "yes" if r["right"] else "NO " + "; ".join(r["missing"])[:60]
         table.add_row(f"{nodes:,}", f"{8 * nodes:,}", f"{jobs:,}", gen_s, f"{r['wall_s']:.2f}", f"{r['process_s']:.2f}",
-                      f"{r['rss_mib']:,.0f}", right, r["root_cause"], f"{r['tokens']:,}", r["tool"])
-    Console(width=200).print(table)
+                      f"{r['rss_mib']:,.0f}", right, r["root_cause"], f"{r['tokens']:,}", r["tool"], _load(load_before))
+    Console(width=220).print(table)
 
 
 if __name__ == "__main__":

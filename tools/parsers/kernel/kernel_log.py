@@ -63,11 +63,11 @@ class _Group:
 
 def _classify(source: str, msg: str, level: str | None) -> tuple[str, dict[str, object]] | None:
     """The event kind and typed values of one message, or None (not an event)."""
-    for found in (classify_gpu(msg), classify_lustre(msg), classify_fs_client(source, msg), classify_oom(msg),
-                  classify_link(msg), classify_hung(msg), classify_pcie(msg), classify_slurm_node(source, msg, level),
-                  classify_gpu_stack(source, msg), classify_host_fault(msg)):
-        if found is not None:
-            return found
+    found = (classify_gpu(msg) or classify_lustre(msg) or classify_fs_client(source, msg) or classify_oom(msg)
+             or classify_link(msg) or classify_hung(msg) or classify_pcie(msg) or classify_slurm_node(source, msg, level)
+             or classify_gpu_stack(source, msg) or classify_host_fault(msg))  # the first that takes it (each: a tuple or None)
+    if found is not None:
+        return found
     if error_level(msg, level):
         return "generic", {}
     return None
