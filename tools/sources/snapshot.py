@@ -65,8 +65,8 @@ class SnapshotSource:
         self.manifest: Manifest = load_manifest(self.root, allow_absent=allow_absent)
         self._top = self.root.resolve()
         self._limits: InputLimits | None = None
-        """The input caps, read from the environment at the first read (20,000 reads of a large
-        snapshot would otherwise scan the environment 20,000 times)."""
+        """The input caps (config file, then environment), read at the first read: 20,000 reads of a
+        large snapshot would otherwise look them up 20,000 times."""
 
     def entries(self, format: FormatId | None = None) -> list[ManifestEntry]:
         """Manifest entries, optionally only those of one format."""
