@@ -21,6 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from policies.errors import PolicyConfigError
 
+CEDAR_LONG_MAX = 2**63 - 1
+"""Cedar's Long is 64-bit: a limit above it could not be put in the request (every action then
+failed to evaluate and was denied as ``evaluation-error``)."""
+
 __all__ = ["PolicyConfig"]
 
 
@@ -33,13 +37,13 @@ class PolicyConfig(BaseModel):
     """Largest share of a partition's GPUs (percent, including this action) that drains may
     leave out of service; a drain going above it is denied."""
 
-    max_drains_per_partition_per_hour: int = Field(default=3, ge=0)
+    max_drains_per_partition_per_hour: int = Field(default=3, ge=0, le=CEDAR_LONG_MAX)
     """Nodes Warden may drain or cordon per partition per hour; the next one is denied."""
 
-    max_running_gpu_hours_killed: int = Field(default=512, ge=0)
+    max_running_gpu_hours_killed: int = Field(default=512, ge=0, le=CEDAR_LONG_MAX)
     """GPU-hours already spent by running jobs that one action may kill (whole GPU-hours)."""
 
-    max_other_users_jobs_touched: int = Field(default=10, ge=0)
+    max_other_users_jobs_touched: int = Field(default=10, ge=0, le=CEDAR_LONG_MAX)
     """Jobs of users other than the requester that one action may stop, hold or change."""
 
     @classmethod

@@ -91,6 +91,10 @@ class Finding(BaseModel):
     _culprit_form = field_validator("culprits")(_culprit_form)
 
 
+SUMMARY_MAX_CHARS = 8000
+"""Longest summary a model's answer may carry (the built-in model's run to a few hundred)."""
+
+
 class DiagnosisDraft(BaseModel):
     """The model's answer (the agent's output tool): cause, culprits, evidence, proposed actions."""
 
@@ -100,8 +104,9 @@ class DiagnosisDraft(BaseModel):
     _culprit_form = field_validator("culprits")(_culprit_form)  # a model's "node:gpu 01" is refused here
     evidence: list[Evidence] = Field(default_factory=list)
     confidence: float = Field(ge=0.0, le=1.0)
-    summary: str
-    """Plain-language explanation for the on-call engineer, a few sentences."""
+    summary: str = Field(max_length=SUMMARY_MAX_CHARS)
+    """Plain-language explanation for the on-call engineer, a few sentences (at most 8,000 characters:
+    a model's megabyte of prose is refused, not printed, posted and stored)."""
     proposed_actions: list[ActionSpec] = Field(default_factory=list)
 
 
