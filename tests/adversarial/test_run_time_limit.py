@@ -92,3 +92,27 @@ def test_the_cli_shows_the_partial_diagnosis_and_counts_what_it_did_not_read(tmp
     data = json.loads(js.stdout)
     assert data["stopped_by"].startswith("wall_time:")
     assert any(u["kind"] == "time" for u in data["unreadable"])
+
+
+def test_a_live_collection_past_the_limit_skips_its_second_phase(tmp_path: Path) -> None:
+    """Live: phase one (the Slurm views) is read and diagnosed; the follow-up fetches (here a failed job's
+    log) are not made, each listed as not read. The log is a real file read by real ``tail``."""
+    from test_paths_from_cluster_data import USER, HostileCluster, _job
+
+    from tools.live.collect import LiveCollector, live_context
+    from tools.live.model import JobLogAccess, LivePlanInput
+
+    root = tmp_path / "scratch"
+    (root / "alice").mkdir(parents=True)
+    (root / "alice" / "train.out").write_text("step 10 loss 1.0\n")
+    jobs = _job(7, str(root / "alice" / "train.out"))
+    cfg = LivePlanInput(job_logs=JobLogAccess(roots=[str(root)]))
+    free = live_context(LiveCollector(cfg, HostileCluster(jobs)))
+    assert [a.path for a in free.facts.artifacts if a.format == "job-log"]  # unhurried: the log is read
+    late = live_context(LiveCollector(cfg, HostileCluster(jobs)))
+    late.stop_reading = lambda: "not read: the run's wall-time limit (20 s, limits.wall_time_s) was reached"
+    facts = late.facts
+    assert not [a for a in facts.artifacts if a.format == "job-log"]
+    (timed,) = [u for u in facts.unreadable if u.kind == "time"]
+    assert timed.job == "7" and timed.format == "job-log" and "wall-time limit" in timed.reason
+    assert USER  # the job's owner is this user: the log would have been read

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from urllib.parse import parse_qs, urlsplit
 
@@ -67,17 +67,8 @@ def _merge(existing: BaseModel, new: BaseModel) -> BaseModel:
     return existing.model_copy(update=update) if update else existing
 
 
-def _not_parsed(facts: Facts, arts: list[RawArtifact], why: str) -> None:
-    for art in arts:
-        facts.artifacts.append(ArtifactInfo(path=art.path, format=art.format, node=art.node, job=art.job,
-                                            command=art.command, read=False))
-        facts.unreadable.append(Unreadable(kind="time", path=art.path, format=art.format, node=art.node,
-                                           job=art.job, command=art.command, reason=why))
-
-
 def build_facts(artifacts: Iterable[RawArtifact], *, captured_at: datetime | None = None, cluster: str | None = None,
-                unreadable: Iterable[Unreadable] = (), strict: bool = False,
-                stop: Callable[[], str | None] | None = None) -> Facts:
+                unreadable: Iterable[Unreadable] = (), strict: bool = False) -> Facts:
     """Parse every artifact and gather the results into one Facts.
 
     A file that fails to parse (malformed, empty, not UTF-8, unknown format) becomes an
@@ -88,8 +79,6 @@ def build_facts(artifacts: Iterable[RawArtifact], *, captured_at: datetime | Non
         captured_at: the moment the facts describe; defaults to the newest artifact's capture time.
         unreadable: evidence already known to be unreadable (absent files, failed fetches).
         strict: raise on the first file that does not parse instead of recording it.
-        stop: asked before each artifact; a reason (the run's time limit) leaves that artifact and
-            the rest unparsed, each an ``Unreadable(kind="time")`` with the reason.
 
     Raises:
         ParseError / UnknownFormatError: only with ``strict``, from the first artifact that does not parse.
@@ -102,8 +91,7 @@ def build_facts(artifacts: Iterable[RawArtifact], *, captured_at: datetime | Non
     paused = gc.isenabled()
     gc.disable()
     try:
-        facts = _build(artifacts, captured_at=captured_at, cluster=cluster, unreadable=unreadable, strict=strict,
-                       stop=stop)
+        facts = _build(artifacts, captured_at=captured_at, cluster=cluster, unreadable=unreadable, strict=strict)
     finally:
         if paused:
             gc.enable()
@@ -114,9 +102,9 @@ def build_facts(artifacts: Iterable[RawArtifact], *, captured_at: datetime | Non
 
 
 def _build(artifacts: Iterable[RawArtifact], *, captured_at: datetime | None, cluster: str | None,
-           unreadable: Iterable[Unreadable], strict: bool, stop: Callable[[], str | None] | None) -> Facts:
-    # Parsed as they arrive (a snapshot's files are read one by one in between), so a stop leaves
-    # what was read parsed and the rest unread; only a missing captured_at needs them all first.
+           unreadable: Iterable[Unreadable], strict: bool) -> Facts:
+    # Parsed as they arrive (a snapshot's files are read one by one in between, so a source that
+    # stops at the run's time limit leaves what it read parsed); only a missing captured_at needs all first.
     arts: Iterable[RawArtifact] = artifacts
     if captured_at is None:
         arts = list(artifacts)
@@ -124,12 +112,7 @@ def _build(artifacts: Iterable[RawArtifact], *, captured_at: datetime | None, cl
     facts = Facts(captured_at=when, cluster=cluster, unreadable=list(unreadable))
     jobs: dict[str, SlurmJob] = {}
     nodes: dict[str, SlurmNode] = {}
-    rest = iter(arts)
-    for art in rest:
-        why = stop() if stop is not None else None
-        if why:
-            _not_parsed(facts, [art, *rest], why)
-            break
+    for art in arts:
         info = ArtifactInfo(path=art.path, format=art.format, node=art.node, job=art.job, command=art.command)
         facts.artifacts.append(info)
         try:

@@ -63,6 +63,8 @@ class LiveCollector:
         self.failures: list[tuple[FetchRequest, str]] = []
         self.cuts: list[tuple[FetchRequest, str]] = []
         """Fetches read only in part (tools/limits.py caps), with what was cut."""
+        self.timed: list[tuple[FetchRequest, str]] = []
+        """Fetches not made because the run's time limit was reached (``collect(stop=...)``)."""
         self._node_ssh: dict[str, SSHSource] = {}
         self._turns: dict[int, threading.Lock] = {}
         self._failures_lock = threading.Lock()
@@ -152,15 +154,24 @@ class LiveCollector:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
-    def collect(self) -> list[RawArtifact]:
+    def collect(self, stop: Callable[[], str | None] | None = None) -> list[RawArtifact]:
         """Fetch phase one (Slurm and the fleet-wide GPU queries), parse it, then phase two
-        (evidence for the nodes and jobs that matter), each phase in parallel."""
+        (evidence for the nodes and jobs that matter), each phase in parallel.
+
+        Args:
+            stop: asked before phase two; a reason (the run's time limit) skips it, each of its
+                fetches recorded in ``timed`` with the reason.
+        """
         first = self._phase([(r, self.http if r.url else self.slurm) for r in first_requests(self.cfg, self.captured_at)])
         view = build_facts(first, captured_at=self.captured_at, cluster=self.cfg.cluster)
         refused: list[tuple[FetchRequest, str]] = []
         reqs = followup_requests(self.cfg, view, self.captured_at, refused)
         for req, why in refused:  # job logs Warden will not read: unreadable evidence, never fetched
             self._failed(req, why)
+        why = stop() if stop is not None else None
+        if why:  # the run's time is up: what phase one read is diagnosed, the rest listed
+            self.timed.extend((req, why) for req in reqs)
+            return first
         second = self._phase([(r, self._source_for(r)) for r in reqs])  # sources made here, not in threads
         return first + second
 
@@ -171,18 +182,19 @@ class LiveCollector:
 
 
 def unreadable_of(collector: LiveCollector) -> list[Unreadable]:
-    """The collector's failed fetches, and those read only in part, as unreadable evidence (command or
-    URL, format, node or job, why)."""
+    """The collector's failed fetches, those read only in part and those the time limit skipped, as
+    unreadable evidence (command or URL, format, node or job, why)."""
     return [Unreadable(kind=kind, command=display(req), format=req.format, node=req.node, job=req.job,
                        reason=why[:300])
-            for kind, pairs in (("fetch", collector.failures), ("cut", collector.cuts)) for req, why in pairs]
+            for kind, pairs in (("fetch", collector.failures), ("cut", collector.cuts), ("time", collector.timed))
+            for req, why in pairs]
 
 
 def live_context(collector: LiveCollector) -> ReadContext:
     """A ReadContext whose evidence is fetched live (once, on first use)."""
     def collect() -> Iterator[RawArtifact]:
         try:
-            yield from collector.collect()
+            yield from collector.collect(stop=ctx.stop_reading)  # the run's time limit, when the agent set one
         finally:
             collector.close()
 

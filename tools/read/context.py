@@ -55,7 +55,8 @@ class ReadContext:
         self._findings: list[Finding] | None = None
         self.on_progress = on_progress
         self.stop_reading: Callable[[], str | None] | None = None
-        """Asked before each file is read and parsed; a reason (the run's wall-time limit, set by the
+        """Asked by the source before each snapshot file is read (each is parsed as soon as it is read)
+        and before a live collection's second phase; a reason (the run's wall-time limit, set by the
         agent) stops there: what was read so far is used, the rest is ``Unreadable(kind="time")``."""
 
     @classmethod
@@ -129,7 +130,7 @@ class ReadContext:
         if self._facts is None:
             # each file parsed as soon as it is read; what the source could not read is known after
             facts = build_facts(self._collect(), captured_at=self._captured_at, cluster=self._cluster,
-                                strict=self.strict, stop=self.stop_reading)
+                                strict=self.strict)
             known = list(self._unreadable()) if self._unreadable else []
             facts.unreadable[:0] = known
             self._facts = facts
