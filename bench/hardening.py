@@ -21,6 +21,7 @@ Rows (issue 15 item: attack -> what is counted):
   10  3 x 200 concurrent requests, healthy upstream         -> non-200 answers
   7   malformed upstream bodies through the gateway         -> HTTP statuses the caller got
   7   hostile model: each behaviour                         -> how the agent run ended
+  7   an upstream answering 200 MB of garbage               -> status, how much the process grew
   8   redaction corpus through an OpenAI-compatible route   -> secrets that arrived upstream
   6   1,000-file snapshot, limits.wall_time_s = 3           -> run time, files read / not read
 """
@@ -237,6 +238,10 @@ def _run_hostile(upstream: Any, tmp: Path, i: int) -> str:
     return f"{how}, {d.root_cause}, answered_by {getattr(d, 'answered_by', '?')} ({time.monotonic() - start:.1f} s)"
 
 
+BIG_ANSWER = {"root_cause": "gpu_hardware_fault", "culprits": ["node:gpu007"], "confidence": 0.9,
+              "summary": "A" * 2_000_000, "evidence": [{"text": "GPU hardware error event(s) on gpu007"}]}
+
+
 def attack_hostile(tmp: Path) -> list[tuple[str, str, str]]:
     from gateway.testing import StubReply, StubUpstream
 
@@ -247,6 +252,8 @@ def attack_hostile(tmp: Path) -> list[tuple[str, str, str]]:
         "empty choices": lambda: Raw(GARBAGE["empty choices"]),
         "garbage body": lambda: Raw(b"<html>oops</html>"),
         "upstream 500": lambda: Raw(b'{"error": {"message": "boom"}}', status=500),
+        "2 MB summary": lambda: StubUpstream(script=[StubReply(tool_calls=[_call("get_findings", {})])],
+                                             default=StubReply(tool_calls=[_call("final_result", BIG_ANSWER, 1)])),
     }
     return [("7", f"hostile model: {name}", _run_hostile(make(), tmp, i)) for i, (name, make) in enumerate(cases.items())]
 
@@ -308,9 +315,47 @@ def attack_time(tmp: Path) -> list[tuple[str, str, str]]:
              f"{unread:,} listed not read")]
 
 
+class Flood:
+    """Answers 200 and then ``mib`` MiB of ``x`` in 1 MiB chunks (a garbage body without end)."""
+
+    def __init__(self, mib: int) -> None:
+        self.mib = mib
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                await send({"type": message["type"] + ".complete"})
+                if message["type"] == "lifespan.shutdown":
+                    return
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        chunk = b"x" * (1 << 20)
+        try:
+            for _ in range(self.mib):
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+        except OSError:
+            return
+
+
+def attack_flood(tmp: Path) -> list[tuple[str, str, str]]:
+    import resource
+
+    from gateway.testing import provider_entry
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    with _serve(Flood(200)) as up_url, _gateway({"providers": [provider_entry("p", up_url)], "routes": {"m": ["p"]},
+                                                 "retry": {"attempts_per_provider": 1}}, tmp / "flood.db") as url:
+        rs = _burst(url, [_chat("hi")])
+    grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024 - before
+    return [("7", "upstream answers a 200 MB garbage body", f"{_fmt(_statuses(rs))}; peak RSS grew {grew} MiB")]
+
+
 ATTACKS: dict[str, Callable[[Path], list[tuple[str, str, str]]]] = {
     "budget": attack_budget, "cost": attack_cost, "concurrency": attack_concurrency, "malformed": attack_malformed,
-    "hostile": attack_hostile, "redaction": attack_redaction, "time": attack_time,
+    "hostile": attack_hostile, "flood": attack_flood, "redaction": attack_redaction, "time": attack_time,
 }
 
 
