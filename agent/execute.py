@@ -42,7 +42,7 @@ from agent.autonomy import AutonomyConfig, NodeGroup
 from agent.blast import BlastRadius, blast_radius, check_targets, resource_of
 from agent.fleet import FleetBounds, Refusal, RunCounters
 from agent.diag_results import save_result
-from agent.gates import gate, target_of
+from agent.gates import gate, resubmit_as_owner, target_of
 from agent.identity import os_user
 from agent.notify import draft_message, resolve_owner
 from policies import PolicyDecision, PolicyEngine, PolicyRequest
@@ -50,6 +50,7 @@ from tools.actions import (ACTION_FACTS, WARDEN_PREFIX, Action, Authorization, C
                            build_action)
 from tools.actions.gpu_diagnostic import RunGpuDiagnostic
 from tools.actions.notify import NotifyOwner
+from tools.actions.resubmit import ResizeJob, ResubmitFromCheckpoint
 from tools.actions.notify_channels import Channels, NotifyConfig
 from tools.errors import ActionError, WardenError
 from tools.facts import Facts
@@ -159,6 +160,8 @@ class ExecutionSetup:
         action = build_action(spec)
         if isinstance(action, RunGpuDiagnostic):
             return self._diag_on_drained(action), None
+        if isinstance(action, (ResubmitFromCheckpoint, ResizeJob)):
+            return resubmit_as_owner(action, self.facts, self.slurm_user or os_user())
         if not isinstance(action, NotifyOwner):
             return action, None
         who = resolve_owner(spec, self.facts, self.notify, self.kube)

@@ -65,7 +65,7 @@ class Refusal(BaseModel):
     bound: str
     """``duplicate-plan``, ``run-cap``, ``type-cap``, ``target-cap``, ``rate-limit``, ``group-share``,
     ``disruptive-rate``, ``cooldown``, ``repeat-remediation``, ``owned-by-other``, ``external-owner``,
-    ``no-owner-contact``, ``resume-needs-diagnostic``, ``observe-mode``."""
+    ``no-owner-contact``, ``resume-needs-diagnostic``, ``observe-mode``, ``submit-as-owner``."""
     message: str
     counts: dict[str, float | int | str] = Field(default_factory=dict)
 

@@ -18,10 +18,11 @@ from agent.audit import AuditLog, AuditRecord
 from agent.autonomy import AutonomyConfig, NodeGroup, node_group, other_owner
 from agent.fleet import FleetBounds, Refusal, RunCounters, fleet_refusal, remediations
 from tools.actions import ACTION_FACTS, WARDEN_PREFIX
+from tools.actions.resubmit import ResizeJob, ResubmitFromCheckpoint
 from tools.facts import Facts
 from tools.models.findings import ActionSpec
 
-__all__ = ["gate", "record_override", "OVERRIDE_EVENT", "target_of"]
+__all__ = ["gate", "record_override", "OVERRIDE_EVENT", "target_of", "resubmit_as_owner"]
 
 OVERRIDE_EVENT = "operator_override"
 
@@ -110,3 +111,21 @@ def gate(spec: ActionSpec, plan_hash: str, *, facts: Facts | None, audit: AuditL
     if f.returns_to_service and node is not None:
         return group, _return_refusal(node, records, facts, bounds, now)
     return group, None
+
+
+def resubmit_as_owner(action: ResubmitFromCheckpoint | ResizeJob, facts: Facts | None,
+                      me: str) -> tuple[ResubmitFromCheckpoint | ResizeJob, Refusal | None]:
+    """A resubmission runs the owner's script as the owner: as Warden's Slurm identity ``me`` only
+    for jobs that are its own, else with ``as_user`` (``sbatch --uid``, root only); when ``me`` is
+    not root, refused (``owned-by-other``): the owner's script must never run as Warden."""
+    job = facts.job(action.job) if facts else None
+    acct = facts.acct_job(action.job) if facts and job is None else None
+    owner = (job.user if job else None) or (acct.user if acct else None)
+    if not owner or owner == me:
+        return action, None
+    if me != "root":
+        return action, Refusal(bound="submit-as-owner", counts={"owner": owner, "slurm_user": me},
+                               message=f"{action.action_type} of job {action.job}: it belongs to {owner} and Warden "
+                               f"submits as {me}, so the script would run as {me}; only root may submit for another "
+                               "user; nothing submitted")
+    return action.model_copy(update={"as_user": owner}), None

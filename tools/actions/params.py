@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, StringConstraints
 
-__all__ = ["NodeName", "JobId", "CheckpointPath", "K8sName"]
+__all__ = ["NodeName", "JobId", "CheckpointPath", "UserName", "K8sName"]
 
 _RESERVED_NODE_NAMES = frozenset({"all", "default"})
 """Words Slurm reads as keywords where a node name goes (``NodeName=ALL`` is every node)."""
@@ -33,6 +33,9 @@ JobId = Annotated[str, StringConstraints(pattern=r"^[0-9]{1,12}(?:_[0-9]{1,9})?(
 
 CheckpointPath = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9._/=+@:-]{1,1023}$")]
 """An absolute path without commas, spaces, quotes or shell metacharacters."""
+
+UserName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9._-]{0,63}$")]
+"""A login name (letters, digits, dot, dash, underscore; no spaces or shell characters; at most 64)."""
 
 K8sName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$")]
 """A Kubernetes object name or namespace (RFC 1123 subdomain)."""

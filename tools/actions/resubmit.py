@@ -2,7 +2,10 @@
 
 Both write the old job's batch script with ``scontrol write batch_script`` to a file named after the
 job (relative to the runner's working directory, which Warden points at a folder it may write) and
-``sbatch --parsable`` it. Executing is idempotent: when a job submitted from that script is
+``sbatch --parsable`` it. A job that belongs to someone other than Warden's Slurm identity is
+resubmitted as its owner (``as_user``: ``--uid`` with the owner's login environment, which only
+root may ask for), never as Warden: the owner's script must not run with Warden's identity, nor
+with Warden's environment (``--export=ALL`` would hand it Warden's secrets). Executing is idempotent: when a job submitted from that script is
 already pending or running, nothing is submitted again. ``verify`` reads the new job back (its id
 from ``sbatch --parsable``, else found by its script) and checks it is queued or running with the
 suspect nodes excluded.
@@ -16,7 +19,7 @@ from typing import ClassVar
 from pydantic import Field, PrivateAttr
 
 from tools.actions.base import Action, ActionFacts, Authorization, CommandRunner, ExecutionResult, VerifyResult
-from tools.actions.params import CheckpointPath, JobId, NodeName
+from tools.actions.params import CheckpointPath, JobId, NodeName, UserName
 from tools.actions.slurm_state import read_job
 from tools.errors import CommandError
 from tools.models.ids import ActionType
@@ -36,7 +39,23 @@ class _Resubmit(Action):
     job: JobId
     exclude_nodes: list[NodeName] = Field(default_factory=list)
     checkpoint: CheckpointPath | None = None
+    as_user: UserName | None = None
+    """Submit as this user (the job's owner, when it is not Warden's Slurm identity; needs root)."""
     _new_job: str | None = PrivateAttr(default=None)
+
+    def _sbatch(self, *head: str) -> list[str]:
+        """``sbatch --parsable`` with ``head``, the exclusions and the checkpoint; as the owner when
+        ``as_user``: ``--uid`` and the owner's login environment, never Warden's."""
+        argv = ["sbatch", "--parsable", *head]
+        if self.exclude_nodes:
+            argv.append(f"--exclude={','.join(sorted(self.exclude_nodes))}")
+        if self.as_user:
+            argv += [f"--uid={self.as_user}", "--get-user-env"]
+            # only the named variable: Warden's own environment never reaches the owner's job
+            argv.append(f"--export=WARDEN_RESUME_FROM={self.checkpoint}" if self.checkpoint else "--export=NONE")
+        elif self.checkpoint:
+            argv.append(f"--export=ALL,WARDEN_RESUME_FROM={self.checkpoint}")
+        return argv
 
     @property
     def new_job(self) -> str | None:
@@ -113,12 +132,7 @@ class ResubmitFromCheckpoint(_Resubmit):
 
     def _commands(self) -> list[list[str]]:
         script = _script(self.job)
-        sbatch = ["sbatch", "--parsable"]
-        if self.exclude_nodes:
-            sbatch.append(f"--exclude={','.join(sorted(self.exclude_nodes))}")
-        if self.checkpoint:
-            sbatch.append(f"--export=ALL,WARDEN_RESUME_FROM={self.checkpoint}")
-        return [["scontrol", "write", "batch_script", self.job, script], [*sbatch, script]]
+        return [["scontrol", "write", "batch_script", self.job, script], [*self._sbatch(), script]]
 
     def describe(self) -> str:
         where = f" from {self.checkpoint}" if self.checkpoint else " from its newest checkpoint"
@@ -136,12 +150,7 @@ class ResizeJob(_Resubmit):
 
     def _commands(self) -> list[list[str]]:
         script = _script(self.job)
-        sbatch = ["sbatch", "--parsable", f"--nodes={self.num_nodes}"]
-        if self.exclude_nodes:
-            sbatch.append(f"--exclude={','.join(sorted(self.exclude_nodes))}")
-        if self.checkpoint:
-            sbatch.append(f"--export=ALL,WARDEN_RESUME_FROM={self.checkpoint}")
-        return [["scontrol", "write", "batch_script", self.job, script], [*sbatch, script]]
+        return [["scontrol", "write", "batch_script", self.job, script], [*self._sbatch(f"--nodes={self.num_nodes}"), script]]
 
     def describe(self) -> str:
         return f"resubmit job {self.job} on {self.num_nodes} node(s)"

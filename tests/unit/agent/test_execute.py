@@ -44,7 +44,7 @@ def env(tmp_path, facts):
     clock = [NOW]
     setup = ExecutionSetup(engine=PolicyEngine.load(), approvals=approvals, audit=audit, requester="alice",
                            groups=["oncall"], approver_groups=APPROVERS, runner=slurm, dry_run=False, facts=facts,
-                           clock=lambda: clock[0])
+                           clock=lambda: clock[0], slurm_user="root")  # root may resubmit alice's job as alice
     return setup, slurm, audit, approvals, clock
 
 
