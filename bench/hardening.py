@@ -1,7 +1,8 @@
 """Issue 15's attacks, reproduced against Warden's code: budgets, concurrency, a hostile model, redaction
 and a snapshot too big for the run's time limit. One command, one table.
 
-Run: python bench/hardening.py [--code DIR] [--only budget,cost,concurrency,malformed,hostile,redaction,time]
+Run: python bench/hardening.py [--code DIR] [--only budget,cost,concurrency,malformed,hostile,flood,redaction,time]
+                               [--files N]
 
 ``--code DIR`` benchmarks another checkout (e.g. an old commit in a detached worktree:
 ``git worktree add --detach /tmp/hard-old <commit>``) with this file's attacks, so before and after
@@ -23,7 +24,7 @@ Rows (issue 15 item: attack -> what is counted):
   7   hostile model: each behaviour                         -> how the agent run ended
   7   an upstream answering 200 MB of garbage               -> status, how much the process grew
   8   redaction corpus through an OpenAI-compatible route   -> secrets that arrived upstream
-  6   1,000-file snapshot, limits.wall_time_s = 3           -> run time, files read / not read
+  6   4,000-file snapshot, limits.wall_time_s = 3           -> run time, files read / not read
 """
 
 from __future__ import annotations
@@ -286,11 +287,12 @@ def attack_redaction(tmp: Path) -> list[tuple[str, str, str]]:
 
 XID = "[{t:>12.6f}] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
 NOISE = "[{t:>12.6f}] systemd[1]: Started Session {t:.0f} of user alice.\n"
-N_FILES = 1000
+N_FILES = 4000
+"""Files of the time attack's snapshot (``--files``): enough that reading them takes longer than 3 s."""
 
 
 def attack_time(tmp: Path) -> list[tuple[str, str, str]]:
-    """1,000 kernel logs of 400 lines each (400,000 lines), one Xid in each; the run may take 3 s."""
+    """N_FILES kernel logs of 400 lines each, one Xid in each; the run may take 3 s."""
     from agent.diagnose import diagnose
     from agent.limits import LoopLimits
     from tools.read.context import ReadContext
@@ -363,7 +365,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--code", type=Path, help="benchmark this checkout's code instead of this one's")
     ap.add_argument("--only", default=",".join(ATTACKS), help="comma-separated attacks: " + ",".join(ATTACKS))
+    ap.add_argument("--files", type=int, default=N_FILES, help="files in the time attack's snapshot")
     args = ap.parse_args()
+    globals()["N_FILES"] = args.files
     code = (args.code or ROOT).resolve()
     sys.path.insert(0, str(code))
     import logging
