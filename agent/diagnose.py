@@ -27,7 +27,7 @@ from agent.evidence_time import stamp_evidence, stamp_findings
 from agent.exec_tool import exec_toolset
 from agent.execute import ExecutionSetup, sanitize_spec
 from agent.fleet import MAX_PLANS_PER_DIAGNOSIS
-from agent.gateway_setup import check_alias, load_gateway_config, model_limits
+from agent.gateway_setup import check_alias, load_gateway_config, model_limits, wants_compact_tools
 from agent.limits import GuardedToolset, LimitExceeded, LimitKind, LoopGuard, LoopGuardCapability, LoopLimits
 from agent.model_failures import model_stop, partial_diagnosis
 from agent.output_check import check_grounded
@@ -220,7 +220,8 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
             log.append("limit", {"limit": e.limit, "detail": e.detail}, run_id=run_id)
 
     deps = WardenDeps(read=ctx, store=store, run_id=run_id, on_tool=on_tool, audit=log,
-                      guard=LoopGuard(lim, on_stop=on_stop, context_tokens=context, max_output_tokens=max_output),
+                      guard=LoopGuard(lim, on_stop=on_stop, context_tokens=context, max_output_tokens=max_output,
+                                      compact_tools=wants_compact_tools(cfg, model)),
                       execution=execution)
     if log is not None:
         log.append("run_start", {"question": question, "model": model, "target": target, "resumed": bool(message_history),

@@ -18,7 +18,8 @@ from gateway.config import (BUILTIN_MODEL, BuiltinProviderConfig, GatewayConfig,
 from gateway.errors import ConfigError as GatewayConfigError
 from tools.errors import ConfigError
 
-__all__ = ["CONFIG_NAMES", "check_alias", "discovered_config_path", "load_gateway_config", "model_limits"]
+__all__ = ["CONFIG_NAMES", "check_alias", "discovered_config_path", "load_gateway_config", "model_limits",
+           "wants_compact_tools"]
 
 CONFIG_NAMES = ("gateway.toml", "gateway.yaml", "gateway.yml")
 """File names looked for under ``$WARDEN_HOME``, first found wins."""
@@ -83,3 +84,22 @@ def model_limits(config: GatewayConfig | None, alias: str) -> tuple[int | None, 
     outs = [p.max_output_tokens for p in providers if p.max_output_tokens is not None]
     ctxs = [p.context_tokens for p in providers if p.context_tokens is not None]
     return (min(outs) if outs else None), (min(ctxs) if ctxs else None)
+
+
+COMPACT_BELOW_TOKENS = 16384
+"""``compact_tools`` unset: tool definitions are compacted for a context window of at most this."""
+
+
+def wants_compact_tools(config: GatewayConfig | None, alias: str) -> bool:
+    """Whether the tool definitions sent for ``alias`` are compacted: when any OpenAI-compatible
+    provider of its route asks for it (``compact_tools = true``, or unset with ``context_tokens`` at
+    most ``COMPACT_BELOW_TOKENS``)."""
+    if config is None:
+        return False
+    chain = config.routes.get(alias, [])
+    for p in config.providers:
+        if p.name in chain and isinstance(p, OpenAICompatProviderConfig):
+            small = p.context_tokens is not None and p.context_tokens <= COMPACT_BELOW_TOKENS
+            if p.compact_tools or (p.compact_tools is None and small):
+                return True
+    return False

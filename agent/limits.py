@@ -141,6 +141,8 @@ class LoopGuard:
     """The model's context window (gateway config ``context_tokens``); None when unknown."""
     max_output_tokens: int | None = None
     """Completion tokens reserved per request out of ``context_tokens``."""
+    compact_tools: bool = False
+    """Send compact tool definitions (agent.tool_compact; gateway config ``compact_tools``)."""
     started: float = field(init=False)
     requests: int = field(default=0, init=False)
     calls: list[str] = field(default_factory=list, init=False)
@@ -273,4 +275,10 @@ class LoopGuardCapability(AbstractCapability[Any]):
         if guard.max_output_tokens is not None:
             settings["max_tokens"] = guard.max_output_tokens
         request_context = replace(request_context, model_settings=settings)
+        if guard.compact_tools:
+            from agent.tool_compact import compact_request
+            request_context = compact_request(request_context)
+        from agent.answer_now import answer_now, answer_only
+        if answer_now(guard) is not None:  # looping, or the last request: ask for the answer
+            request_context = answer_only(request_context)
         return fit_request(guard, request_context)

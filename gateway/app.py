@@ -40,7 +40,7 @@ from gateway.providers.base import (Provider, chunks_usage_estimate, completion_
                                     message_text)
 from gateway.providers.builtin import RespondFn
 from gateway.redaction import Redactor
-from gateway.routing import Router
+from gateway.routing import RouteProgress, Router
 from gateway.store import Store
 
 __all__ = ["ASGIApp", "GatewayApp", "create_app"]
@@ -145,6 +145,7 @@ class GatewayApp:
         entry = LedgerEntry(request_id=request_id, key="unknown", team=None, run_id=run_id, model="")
         caller: Caller | None = None
         held: Reservation | None = None
+        progress = RouteProgress()
         try:
             body = await _read_json(receive)
             entry.model = body["model"]
@@ -157,15 +158,18 @@ class GatewayApp:
             if self.budgets.counted(caller, run_id):
                 held = self._reserve(body, caller, run_id)
             if entry.stream:
-                await self._chat_stream(body, scope, send, entry, request_id)
+                await self._chat_stream(body, scope, send, entry, request_id, progress)
             else:
-                await self._chat_plain(body, scope, send, entry, request_id)
+                await self._chat_plain(body, scope, send, entry, request_id, progress)
         except GatewayError as exc:
             if isinstance(exc, LimitExceeded):
                 self.metrics.limit_rejections.labels(exc.limit).inc()
+            # every failure names the provider last tried and the attempts made (a deadline cancels the
+            # attempt in flight, which counts); a request refused before routing has none (NULL, 0)
             if isinstance(exc, AllProvidersFailed) and exc.attempts:
                 entry.provider = exc.attempts[-1].provider
-                entry.attempts = len(exc.attempts)
+            entry.provider = entry.provider or progress.provider
+            entry.attempts = max(entry.attempts, progress.attempts)
             entry.status = exc.status
             entry.error = f"{exc.code}: {exc.message}"[:500]
             await _send_error(send, exc, request_id)
@@ -200,7 +204,8 @@ class GatewayApp:
         return (max(p.input_usd_per_mtok for p in prices) / 1e6, max(p.output_usd_per_mtok for p in prices) / 1e6)
 
     async def _chat_plain(
-        self, body: dict[str, Any], scope: Scope, send: Send, entry: LedgerEntry, request_id: str
+        self, body: dict[str, Any], scope: Scope, send: Send, entry: LedgerEntry, request_id: str,
+        progress: RouteProgress,
     ) -> None:
         use_cache = self.cache.wanted(body, _header(scope, b"x-warden-cache"))
         key = cache_key(body) if use_cache else None
@@ -215,7 +220,7 @@ class GatewayApp:
                                                      (b"x-warden-provider", b"cache"), (b"x-warden-cache", b"hit")])
                 return
         async with _deadline(scope):
-            result = await self.router.complete(entry.model, body)
+            result = await self.router.complete(entry.model, body, progress)
         response = result.response
         self._route_into(entry, result.provider, response.get("model"), result.attempts, result.redactions)
         _usage_into(entry, response.get("usage"))
@@ -229,7 +234,8 @@ class GatewayApp:
             (b"x-warden-cache", b"miss" if key is not None else b"skip")])
 
     async def _chat_stream(
-        self, body: dict[str, Any], scope: Scope, send: Send, entry: LedgerEntry, request_id: str
+        self, body: dict[str, Any], scope: Scope, send: Send, entry: LedgerEntry, request_id: str,
+        progress: RouteProgress,
     ) -> None:
         headers = [*_SSE_HEADERS, (b"x-request-id", request_id.encode())]
         use_cache = self.cache.wanted(body, _header(scope, b"x-warden-cache"))
@@ -249,7 +255,7 @@ class GatewayApp:
             await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
             return
         async with _deadline(scope):
-            result = await self.router.open_stream(entry.model, body)
+            result = await self.router.open_stream(entry.model, body, progress)
         upstream_model = (result.first or {}).get("model")
         self._route_into(entry, result.provider, upstream_model, result.attempts, result.redactions)
         await send({"type": "http.response.start", "status": 200,

@@ -96,12 +96,23 @@ class OpenAICompatProviderConfig(_Strict):
     max_output_tokens: int | None = Field(None, ge=1)
     """Most completion tokens the model may produce per request: sent as ``max_tokens`` when the
     request asks for more or for nothing (a small model otherwise writes prose until the timeout)."""
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    """The request field the completion limit is sent as: ``max_tokens`` (honoured by vLLM,
+    llama.cpp, llama-cpp-python and Ollama; llama-cpp-python ignores ``max_completion_tokens``) or
+    ``max_completion_tokens`` (OpenAI's reasoning models, which reject ``max_tokens``)."""
     context_tokens: int | None = Field(None, ge=256)
     """The model's context window; a request whose estimated prompt plus ``max_tokens`` exceeds it
     is not sent (400 ``context_length_exceeded``, or the next provider of the route)."""
+    compact_tools: bool | None = None
+    """Send tool definitions compacted (first-sentence descriptions, schemas without explanations,
+    every bound kept); None compacts when ``context_tokens`` is at most 16384."""
     tool_choice: Literal["auto", "required", "none"] | None = None
     """Sent instead of the client's ``tool_choice`` when tools are offered; None passes it on.
     Servers that reject ``required`` (HTTP 500 from llama-cpp-python's) need ``auto``."""
+    tool_messages: Literal["tool", "user"] = "tool"
+    """How tool results are sent: as ``tool`` messages (OpenAI), or as ``user`` messages naming the
+    tool (``user``: for chat templates that drop ``tool`` messages, such as llama-cpp-python's
+    ``chatml-function-calling``, under which the model would never see what a tool returned)."""
     null_content: Literal["null", "empty"] = "null"
     """How an assistant message without text is sent: ``null`` (OpenAI) or ``empty`` (``""``, for
     servers that reject ``content: null``, such as llama-cpp-python's)."""

@@ -4,6 +4,10 @@ Columns (table ``ledger``): ts (Unix s), day (UTC ``YYYY-MM-DD``), request_id, k
 run_id, model (requested alias), provider, upstream_model, stream (0/1), status (HTTP),
 prompt_tokens, completion_tokens, total_tokens, cost_usd (from the price table), latency_ms,
 cache_hit (0/1), attempts (provider attempts made), redactions (matches redacted), error.
+
+A failed request's row names the provider last tried and the attempts made, the one a deadline
+cancelled included; a request refused before any provider was tried (budget, rate limit, unknown
+model, bad body) has provider NULL and attempts 0.
 """
 
 from __future__ import annotations

@@ -28,10 +28,21 @@ from gateway.metrics import GatewayMetrics
 from gateway.providers.base import Provider
 from gateway.redaction import Redactor
 
-__all__ = ["RouteResult", "Router", "StreamResult"]
+__all__ = ["RouteProgress", "RouteResult", "Router", "StreamResult"]
 
 T = TypeVar("T")
 _FATAL_STATUSES = frozenset({400, 413, 422})
+
+
+@dataclass
+class RouteProgress:
+    """How far a request got along its chain, updated as it goes: what the ledger records when the
+    caller's deadline cancels the request mid-attempt (no result, no ``AllProvidersFailed``)."""
+
+    provider: str | None = None
+    """The provider of the latest attempt (the one in flight, if any)."""
+    attempts: int = 0
+    """Attempts started, the one in flight included."""
 
 
 @dataclass
@@ -140,8 +151,17 @@ class Router:
             self._metrics.cooled_down.labels(provider.name).set(0)
 
     async def _run_chain(
-        self, alias: str, request: dict[str, Any], call: Callable[[Provider, dict[str, Any]], Awaitable[T]]
+        self, alias: str, request: dict[str, Any], call: Callable[[Provider, dict[str, Any]], Awaitable[T]],
+        progress: RouteProgress | None = None,
     ) -> tuple[T, Provider, int, list[ProviderError], list[str]]:
+        if progress is not None:
+            untracked = call
+
+            async def call(provider: Provider, body: dict[str, Any]) -> T:
+                progress.provider = provider.name
+                progress.attempts += 1
+                return await untracked(provider, body)
+
         failures: list[ProviderError] = []
         redacted: dict[str, Any] | None = None
         kinds: list[str] = []
@@ -227,19 +247,22 @@ class Router:
         except ProviderError as exc:
             raise _Exhausted(tries) from exc
 
-    async def complete(self, alias: str, request: dict[str, Any]) -> RouteResult:
+    async def complete(self, alias: str, request: dict[str, Any], progress: RouteProgress | None = None) -> RouteResult:
         """Answer a non-streamed request from the first provider that succeeds.
+
+        ``progress``, when given, is updated before every attempt (provider, attempts so far).
 
         Raises:
             UnknownModel: the alias has no route.
             AllProvidersFailed: every provider failed (carries each attempt's error).
         """
         response, provider, attempts, failures, kinds = await self._run_chain(
-            alias, request, lambda p, body: p.complete(body)
+            alias, request, lambda p, body: p.complete(body), progress
         )
         return RouteResult(response, provider, attempts, failures, kinds)
 
-    async def open_stream(self, alias: str, request: dict[str, Any]) -> StreamResult:
+    async def open_stream(self, alias: str, request: dict[str, Any],
+                          progress: RouteProgress | None = None) -> StreamResult:
         """Open a stream on the first provider whose first chunk arrives; fallback ends there.
 
         Raises:
@@ -255,5 +278,5 @@ class Router:
             except StopAsyncIteration:
                 return None, iterator
 
-        (first, rest), provider, attempts, failures, kinds = await self._run_chain(alias, request, first_chunk)
+        (first, rest), provider, attempts, failures, kinds = await self._run_chain(alias, request, first_chunk, progress)
         return StreamResult(first, rest, provider, attempts, failures, kinds)

@@ -70,7 +70,7 @@ class RunInspector:
                 "select count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), "
                 "coalesce(sum(cost_usd), 0) from ledger where run_id = ?", [d.run_id]).fetchone()
             providers = [row[0] for row in db.execute(
-                "select provider from ledger where run_id = ? and provider is not null order by ts", [d.run_id])]
+                "select provider from ledger where run_id = ? and provider is not null and status < 400 order by ts", [d.run_id])]
         finally:
             db.close()
         return RunRecord(model_requests=n, tool_calls=tool_calls, input_tokens=tin, output_tokens=tout,

@@ -107,12 +107,15 @@ class OpenAICompatProvider(Provider):
         body["stream"] = stream
         if not stream:
             body.pop("stream_options", None)
-        asked = body.get("max_completion_tokens") or body.get("max_tokens")
-        if cfg.max_output_tokens is not None and (not isinstance(asked, int) or asked > cfg.max_output_tokens):
-            body.pop("max_completion_tokens", None)
-            body["max_tokens"] = asked = cfg.max_output_tokens
+        asked = _limit(body.pop("max_completion_tokens", None), body.pop("max_tokens", None))
+        if cfg.max_output_tokens is not None and (asked is None or asked > cfg.max_output_tokens):
+            asked = cfg.max_output_tokens
+        if asked is not None:  # one field, the one this server honours (the other is silently ignored)
+            body[cfg.max_tokens_field] = asked
         if cfg.tool_choice is not None and body.get("tools"):
-            body["tool_choice"] = cfg.tool_choice
+            body["tool_choice"] = _tool_choice(cfg.tool_choice, body.get("tool_choice"), body["tools"])
+        if cfg.tool_messages == "user":
+            body["messages"] = _tool_results_as_user(body.get("messages") or [])
         if cfg.null_content == "empty":
             body["messages"] = [{**m, "content": ""} if isinstance(m, dict) and m.get("content", "") is None else m
                                 for m in body.get("messages") or []]
@@ -206,3 +209,44 @@ async def _lines(resp: aiohttp.ClientResponse, name: str) -> AsyncIterator[bytes
             yield raw
     except aiohttp.http_exceptions.LineTooLong as exc:
         raise ProviderBadResponse(name, f"stream line too long: {' '.join(str(exc).split())[:120]}") from None
+
+
+def _limit(*values: Any) -> int | None:
+    """The smallest integer completion limit among the request's fields; None when none is set."""
+    ints = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    return min(ints) if ints else None
+
+
+def _tool_results_as_user(messages: list[Any]) -> list[Any]:
+    """``tool`` messages rewritten as ``user`` messages that name the tool the result came from."""
+    names: dict[str, str] = {}
+    out: list[Any] = []
+    for m in messages:
+        if not isinstance(m, dict):
+            out.append(m)
+            continue
+        for call in m.get("tool_calls") or ():
+            if isinstance(call, dict) and isinstance(call.get("function"), dict):
+                names[str(call.get("id"))] = str(call["function"].get("name"))
+        if m.get("role") == "tool":
+            name = names.get(str(m.get("tool_call_id")), "a tool")
+            content = m.get("content")
+            text = content if isinstance(content, str) else json.dumps(content)
+            out.append({"role": "user", "content": f"Result of {name}:\n{text}"})
+        else:
+            out.append(m)
+    return out
+
+
+def _tool_choice(configured: str, asked: Any, tools: list[Any]) -> Any:
+    """The ``tool_choice`` sent: the configured one, except that with ``auto`` configured a call of
+    one named function passes (servers that reject ``required`` accept it), and so does
+    ``required`` when only one tool is offered, as that function by name."""
+    if configured != "auto":
+        return configured
+    if isinstance(asked, dict) and asked.get("type") == "function":
+        return asked
+    only = tools[0] if len(tools) == 1 and isinstance(tools[0], dict) else None
+    if asked == "required" and only is not None and isinstance(only.get("function"), dict):
+        return {"type": "function", "function": {"name": only["function"].get("name")}}
+    return configured

@@ -96,6 +96,7 @@ def llama_server():
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()), "--host", "127.0.0.1",
                              "--port", str(port), "--n_ctx", "8192", "--model_alias", "smollm2",
+                             "--chat_format", "chatml-function-calling",
                              "--n_threads", str(min(2, os.cpu_count() or 1))],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
@@ -138,6 +139,7 @@ openai_timeout_s = 120
 max_output_tokens = 96
 context_tokens = 8192
 tool_choice = "auto"
+tool_messages = "user"
 null_content = "empty"
 
 [routes]
@@ -172,7 +174,14 @@ def test_diagnose_with_the_real_model(home, llama_server):
     wire = json.dumps(sent)
     assert SECRET not in wire and "[REDACTED:" in wire  # redaction happened on the wire
     assert all(m.get("content") is not None for b in sent for m in b["messages"])  # null_content = "empty"
-    assert all(b.get("max_tokens", 0) <= 96 for b in sent)
+    # the limit goes out as max_tokens, the field llama-cpp-python honours (it ignores max_completion_tokens)
+    assert all(0 < b["max_tokens"] <= 96 and "max_completion_tokens" not in b for b in sent)
+    # the tools reached the model, compacted for its 8k context (context_tokens = 8192), with their bounds
+    tools = {t["function"]["name"]: t["function"] for t in sent[0]["tools"]}
+    assert tools["get_findings"]["parameters"]["properties"]["limit"]["maximum"] == 50
+    assert len(json.dumps(sent[0]["tools"])) < 9000
+    # tool results reach it as user messages (the chatml-function-calling template drops tool messages)
+    assert not [m for b in sent for m in b["messages"] if m["role"] == "tool"]
     v = warden(home, "audit", "verify")
     assert v.returncode == 0, v.stdout + v.stderr
 

@@ -136,9 +136,16 @@ def test_max_output_tokens_and_compat_switches_reach_the_wire(tmp_path):
     d = run(tmp_path, up, max_output_tokens=128, tool_choice="auto", null_content="empty")
     assert d.answered_by == "model" and d.root_cause == "gpu_hardware_fault" and d.providers == ["llm", "llm"]
     first, second = up.received
-    assert (first.get("max_tokens") or first.get("max_completion_tokens")) == 128 and first["tool_choice"] == "auto"
+    # one limit field, the one the server honours (llama-cpp-python ignores max_completion_tokens)
+    assert first["max_tokens"] == 128 and "max_completion_tokens" not in first and first["tool_choice"] == "auto"
     assistant = [m for m in second["messages"] if m["role"] == "assistant"]
     assert assistant and all(m["content"] == "" for m in assistant), "no content: null on the wire"
+
+
+def test_the_limit_is_sent_as_max_completion_tokens_when_the_server_wants_that(tmp_path):
+    up = StubUpstream(script=[StubReply(tool_calls=[call("get_findings", {})])], default=StubReply(tool_calls=[final()]))
+    run(tmp_path, up, max_output_tokens=128, max_tokens_field="max_completion_tokens")
+    assert all(b["max_completion_tokens"] == 128 and "max_tokens" not in b for b in up.received)
 
 
 def test_no_final_answer_before_evidence_was_read(tmp_path):
@@ -201,3 +208,35 @@ def test_gateway_config_is_discovered_and_its_errors_are_one_line(tmp_path):
     bad.write_text("[[providers]]\nname = 1\n")
     r = CliRunner().invoke(app, ["diagnose", str(INCIDENT), "--gateway-config", str(bad)])
     assert r.exit_code == 2 and "bad.toml" in r.stderr and r.stderr.strip().count("\n") == 0
+
+
+def test_tool_results_can_be_sent_as_user_messages(tmp_path):
+    # llama-cpp-python's chatml-function-calling template drops `tool` messages: the model would never
+    # see a result; tool_messages = "user" sends each one as a user message naming the tool
+    up = StubUpstream(script=[StubReply(tool_calls=[call("get_findings", {})])], default=StubReply(tool_calls=[final()]))
+    d = run(tmp_path, up, tool_messages="user")
+    assert d.answered_by == "model"
+    second = up.received[1]["messages"]
+    assert not [m for m in second if m["role"] == "tool"]
+    result = next(m for m in second if m["role"] == "user" and m["content"].startswith("Result of get_findings:\n"))
+    assert "gpu007" in result["content"]
+
+
+def _reader_until_forced(body):
+    """A model that only ever reads, answering only when the answer is all it is offered."""
+    if body.get("tool_choice") == {"type": "function", "function": {"name": "final_result"}}:
+        return StubReply(tool_calls=[final()])
+    return StubReply(tool_calls=[call("get_findings", {}, len(body["messages"]))])
+
+
+@pytest.mark.parametrize("limits, requests", [(LoopLimits(), 3), (LoopLimits(model_requests=2), 2)],
+                         ids=["after_a_repeated_call", "on_the_last_request"])
+def test_a_looping_model_is_asked_for_its_answer(tmp_path, limits, requests):
+    up = StubUpstream(responder=_reader_until_forced)
+    d = run(tmp_path, up, limits=limits, tool_choice="auto")
+    assert d.answered_by == "model" and d.root_cause == "gpu_hardware_fault" and not d.stopped_by
+    assert len(up.received) == requests
+    assert all(b["tool_choice"] == "auto" for b in up.received[:-1])
+    assert len({json.dumps(b["tools"]) for b in up.received}) == 1, "the same tools every time (prompt cache)"
+    # the answer is asked for by name: servers that refuse "required" (llama-cpp-python's) take that
+    assert up.received[-1]["tool_choice"] == {"type": "function", "function": {"name": "final_result"}}

@@ -107,3 +107,32 @@ async def test_summarize_usage(upstreams, make_gateway, tmp_path):
     assert total.requests == 5 and total.errors == 1
     with pytest.raises(ConfigError):
         summarize_usage(store, by=("key; drop table ledger",))
+
+
+async def test_every_failure_kind_records_the_provider_tried_and_the_attempts(upstreams, make_gateway, tmp_path):
+    slow = StubUpstream(default=StubReply(content="late", delay_s=2.0))
+    broken = StubUpstream(default=StubReply(status=503))
+    garbage = StubUpstream(default=StubReply(content=None, tool_calls=["not an object"]))
+    app = make_gateway({
+        "providers": [provider("slow", upstreams(slow)), provider("broken", upstreams(broken)),
+                      provider("garbage", upstreams(garbage))],
+        "routes": {"slow": ["slow"], "broken": ["broken"], "garbage": ["garbage"]},
+        "retry": {"attempts_per_provider": 2, "backoff_initial_s": 0.001, "backoff_max_s": 0.002},
+        "run_token_cap": 50,
+    })
+    deadline = await post(app, chat("hi", model="slow"), {"X-Warden-Deadline-S": "0.3"})
+    five_xx = await post(app, chat("hi", model="broken"))
+    invalid = await post(app, chat("hi", model="garbage"))
+    budget = await post(app, chat("hi " * 400, model="broken"), {"X-Warden-Run-Id": "r1"})
+    assert [r.status_code for r in (deadline, five_xx, invalid, budget)] == [504, 502, 502, 429]
+    app.flush()
+    rows = {r["model"] + ("-budget" if r["status"] == 429 else ""): r for r in _rows(tmp_path / "gateway.sqlite3")}
+    # the deadline cancelled the first attempt in flight: that attempt and its provider are on the row
+    assert (rows["slow"]["provider"], rows["slow"]["attempts"]) == ("slow", 1)
+    assert "deadline_exceeded" in rows["slow"]["error"]
+    assert (rows["broken"]["provider"], rows["broken"]["attempts"]) == ("broken", 2)
+    assert (rows["garbage"]["provider"], rows["garbage"]["attempts"]) == ("garbage", 2)
+    # refused by the run's budget before any provider was tried: no provider, no attempt, said so
+    assert (rows["broken-budget"]["provider"], rows["broken-budget"]["attempts"]) == (None, 0)
+    assert "run_token_cap" in rows["broken-budget"]["error"]
+    await app.aclose()
