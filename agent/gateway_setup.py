@@ -19,7 +19,7 @@ from gateway.errors import ConfigError as GatewayConfigError
 from tools.errors import ConfigError
 
 __all__ = ["CONFIG_NAMES", "check_alias", "discovered_config_path", "load_gateway_config", "model_limits",
-           "wants_compact_tools"]
+           "route_parallelism", "wants_compact_tools"]
 
 CONFIG_NAMES = ("gateway.toml", "gateway.yaml", "gateway.yml")
 """File names looked for under ``$WARDEN_HOME``, first found wins."""
@@ -103,3 +103,14 @@ def wants_compact_tools(config: GatewayConfig | None, alias: str) -> bool:
             if p.compact_tools or (p.compact_tools is None and small):
                 return True
     return False
+
+
+def route_parallelism(config: GatewayConfig | None, alias: str, wanted: int) -> int:
+    """How many runs may use ``alias`` at once: ``wanted``, lowered to the smallest
+    ``parallel_requests`` of the OpenAI-compatible providers on its route."""
+    if config is None:
+        return wanted
+    chain = config.routes.get(alias, [])
+    caps = [p.parallel_requests for p in config.providers
+            if p.name in chain and isinstance(p, OpenAICompatProviderConfig) and p.parallel_requests is not None]
+    return min([wanted, *caps])

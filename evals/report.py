@@ -103,6 +103,7 @@ TOTAL_ROWS: list[tuple[str, Callable[[Totals], str]]] = [  # (label, formatter):
     ("answered by model / checks / builtin-fallback",
      lambda t: f"{t.answered_by_model} / {t.answered_by_checks} / {t.answered_by_builtin_fallback}"),
     ("root-cause accuracy of the fallbacks (not the model's)", lambda t: _pct(t.fallback_root_cause_accuracy)),
+    ("partial runs by stop reason", lambda t: ", ".join(f"{k} {v}" for k, v in t.stopped_by.items()) or "none"),
     ("model requests / tool calls", lambda t: f"{t.model_requests} / {t.tool_calls}"),
     ("tokens / cost", lambda t: f"{t.total_tokens} / ${t.cost_usd:.4f}"),
     ("explanation (LLM judge, mean)", lambda t: _judge(t)),

@@ -175,6 +175,9 @@ class Totals(BaseModel):
     answered_by_builtin_fallback: int = 0
     fallback_root_cause_accuracy: float | None = None
     """Root-cause accuracy of what answered instead of the model, over those cases; None when none."""
+    stopped_by: dict[str, int] = Field(default_factory=dict)
+    """Partial cases by why the run stopped (``stopped_by`` up to its colon: ``invalid_output`` means
+    the model answered but no answer passed the output validator, ``timeout`` that none came in time)."""
 
 
 class EvalReport(BaseModel):

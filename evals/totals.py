@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 
 from evals.results import CaseResult, EvalReport, GroupRow, Totals
@@ -59,6 +59,7 @@ def summarize(cases: list[CaseResult]) -> Totals:
         answered_by_checks=sum(c.answered_by == "checks" for c in cases),
         answered_by_builtin_fallback=sum(c.answered_by == "builtin-fallback" for c in cases),
         fallback_root_cause_accuracy=_mean(float(c.fallback_root_cause_ok) for c in fallback) if fallback else None,
+        stopped_by=dict(sorted(Counter(c.stopped_by.split(":", 1)[0] for c in cases if c.stopped_by).items())),
     )
 
 

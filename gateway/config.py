@@ -93,6 +93,10 @@ class OpenAICompatProviderConfig(_Strict):
     openai_connect_timeout_s: float = Field(5.0, gt=0)
     openai_max_connections: int = Field(256, ge=1)
     openai_extra_headers: dict[str, str] = Field(default_factory=dict)
+    parallel_requests: int | None = Field(None, ge=1)
+    """Requests the server answers at once (llama-cpp-python's server: 1; llama.cpp's: its
+    ``--parallel``); ``warden eval`` diagnoses no more incidents at once for a model routed here, so
+    that requests do not queue behind each other into their timeouts. None: no limit known."""
     max_output_tokens: int | None = Field(None, ge=1)
     """Most completion tokens the model may produce per request: sent as ``max_tokens`` when the
     request asks for more or for nothing (a small model otherwise writes prose until the timeout)."""

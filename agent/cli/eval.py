@@ -25,7 +25,7 @@ from agent.cli.errors import warden_errors
 from agent.cli.gateway_option import GatewayConfigOption
 from agent.cli.tables import Column, print_table
 from agent.diagnose import diagnose_path
-from agent.gateway_setup import check_alias, load_gateway_config
+from agent.gateway_setup import check_alias, load_gateway_config, route_parallelism
 from agent.settings import WardenSettings
 from agent.store import warden_home
 from evals.compare import Comparison, compare_reports, gate
@@ -186,7 +186,8 @@ def eval_cmd(
         open_db(home / "gateway.db").close()  # create the ledger once, before parallel runs open it
         audit = WardenSettings.load().open_audit()
         reports = [_run_one(incident_dirs, alias, repeat=repeat if alias == model else 1, tags=_split_tags(tags),
-                            config=config, audit=audit, judge=judge, concurrency=concurrency, progress=progress)
+                            config=config, audit=audit, judge=judge,
+                            concurrency=route_parallelism(config, alias, concurrency), progress=progress)
                    for alias in models]
         comparisons = [compare_reports(old, new) for new in reports for old in base if old.model == new.model]
         _print_cases(console, reports)

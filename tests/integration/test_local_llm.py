@@ -59,6 +59,8 @@ class RecordingProxy:
     def __init__(self, target: str) -> None:
         self.target = target
         self.received: list[dict] = []
+        self.answers: list[tuple[int, dict | None]] = []
+        """(HTTP status, the model's message) of every request, in order."""
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":
@@ -81,6 +83,11 @@ class RecordingProxy:
             status, content = r.status_code, r.content
         except httpx.HTTPError as e:  # the server went away (test teardown): answer as a proxy would
             status, content = 502, json.dumps({"error": {"message": f"proxy: {e}", "type": "api_error"}}).encode()
+        try:
+            message = json.loads(content)["choices"][0]["message"] if status == 200 else None
+        except (ValueError, KeyError, IndexError, TypeError):
+            message = None
+        self.answers.append((status, message))
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": content})
@@ -141,6 +148,10 @@ context_tokens = 8192
 tool_choice = "auto"
 tool_messages = "user"
 null_content = "empty"
+parallel_requests = 1
+
+[retry]
+attempts_per_provider = 1
 
 [routes]
 smollm2 = ["local-llama"]
@@ -149,7 +160,8 @@ smollm2 = ["local-llama"]
 
 
 def warden(home: Path, *args: str, timeout: float = 1500) -> subprocess.CompletedProcess:
-    env = {**os.environ, "WARDEN_HOME": str(home), "WARDEN_LIMIT_MODEL_REQUESTS": "3", "WARDEN_LIMIT_WALL_TIME_S": "120",
+    # two requests a run: a read, then (the last request) the answer, asked for by name
+    env = {**os.environ, "WARDEN_HOME": str(home), "WARDEN_LIMIT_MODEL_REQUESTS": "2", "WARDEN_LIMIT_WALL_TIME_S": "120",
            "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-c", "from agent.cli.app import main; main()", *args], env=env,
                           capture_output=True, text=True, timeout=timeout, cwd=REPO)
@@ -186,7 +198,9 @@ def test_diagnose_with_the_real_model(home, llama_server):
     assert v.returncode == 0, v.stdout + v.stderr
 
 
-def test_eval_on_ten_incidents_credits_the_model_only_with_its_own_answers(home, tmp_path):
+def test_eval_on_ten_incidents_credits_the_model_only_with_its_own_answers(home, tmp_path, llama_server):
+    _, proxy = llama_server
+    before = len(proxy.answers)
     dirs = [str(INCIDENTS / name) for name in TEN]
     r = warden(home, "eval", *dirs, "--model", "smollm2", "--no-progress", "--report", str(tmp_path / "report"))
     assert "Traceback" not in r.stdout + r.stderr, (r.stdout + r.stderr)[-3000:]
@@ -206,4 +220,11 @@ def test_eval_on_ten_incidents_credits_the_model_only_with_its_own_answers(home,
     assert all(set(c["providers"]) <= {"local-llama"} for c in cases), [c["providers"] for c in cases]
     assert all(c["answered_by"] == "checks" for c in cases if not c["providers"])
     assert all(c["input_tokens"] > 0 for c in cases if c["providers"]), "every answered case's tokens are counted"
+    # the model's requests complete (one at a time, parallel_requests = 1) and it answers: most requests
+    # got a reply, and answers (final_result calls) came back, whether or not they were grounded
+    answers = proxy.answers[before:]
+    assert sum(status == 200 for status, _ in answers) >= len(answers) / 2, [s for s, _ in answers]
+    finals = [m for _, m in answers if m and any(c["function"]["name"] == "final_result"
+                                                 for c in m.get("tool_calls") or ())]
+    assert finals, "the model was asked for its answer and gave one"
     (Path(os.environ.get("WARDEN_LLM_REPORT_DIR", tmp_path)) / "smollm2-report.json").write_text(json.dumps(llm))

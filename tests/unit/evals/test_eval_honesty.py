@@ -25,6 +25,7 @@ def test_a_model_that_answered_nothing_scores_zero_and_the_checks_are_reported_a
     assert t.root_cause_accuracy == 0.0 and t.passed == 0, "the checks' answer is not the model's"
     assert t.answered_by_model == 0 and t.answered_by_checks == 2
     assert t.fallback_root_cause_accuracy == 0.5  # the checks were right on 'a' only
+    assert t.stopped_by == {"repeated_call": 2}, "why the model did not answer is counted"
     a = next(c for c in report.cases if c.incident_id == "a")
     assert a.answered_by == "checks" and a.fallback_root_cause == "gpu_hardware_fault" and a.fallback_root_cause_ok
     b = next(c for c in report.cases if c.incident_id == "b")

@@ -1,5 +1,6 @@
-"""Compact tool definitions (gateway config ``compact_tools``): shorter, every argument bound kept,
-and the arguments a model sends still validated against the full schema."""
+"""Settings for small models behind the gateway: compact tool definitions (``compact_tools``) are
+shorter, keep every argument bound, and the model's arguments are still validated against the full
+schema; ``parallel_requests`` bounds how many eval runs share one server."""
 
 from __future__ import annotations
 
@@ -95,3 +96,16 @@ def test_unbounded_answer_fields_get_a_bound():
     assert final["properties"]["summary"]["maxLength"] == STRING_CHARS
     assert final["properties"]["culprits"]["maxItems"] == ARRAY_ITEMS
     assert "maxLength" not in final["properties"]["root_cause"]
+
+
+def test_eval_runs_no_more_incidents_at_once_than_the_server_answers():
+    from agent.gateway_setup import route_parallelism
+
+    cfg = GatewayConfig.model_validate({
+        "providers": [provider_entry("one-slot", "http://127.0.0.1:1/v1", parallel_requests=1),
+                      provider_entry("vllm", "http://127.0.0.1:2/v1"), {"name": "builtin", "kind": "builtin"}],
+        "routes": {"small": ["one-slot", "builtin"], "big": ["vllm"], "warden-builtin": ["builtin"]}})
+    assert route_parallelism(cfg, "small", 4) == 1
+    assert route_parallelism(cfg, "big", 4) == 4
+    assert route_parallelism(cfg, "warden-builtin", 2) == 2
+    assert route_parallelism(None, "small", 3) == 3
