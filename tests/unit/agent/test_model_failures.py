@@ -240,3 +240,14 @@ def test_a_looping_model_is_asked_for_its_answer(tmp_path, limits, requests):
     assert len({json.dumps(b["tools"]) for b in up.received}) == 1, "the same tools every time (prompt cache)"
     # the answer is asked for by name: servers that refuse "required" (llama-cpp-python's) take that
     assert up.received[-1]["tool_choice"] == {"type": "function", "function": {"name": "final_result"}}
+
+
+def test_a_bad_paging_cursor_goes_back_to_the_model(tmp_path):
+    # SmolLM2 filled `more` with prose; the read tool's ValueError ended the run as an error
+    up = StubUpstream(script=[StubReply(tool_calls=[call("get_jobs", {"more": "integer"})]),
+                              StubReply(tool_calls=[call("get_findings", {}, 1)])],
+                      default=StubReply(tool_calls=[final()]))
+    d = run(tmp_path, up)
+    assert d.answered_by == "model" and d.root_cause == "gpu_hardware_fault"
+    retry = json.dumps(up.received[1]["messages"])
+    assert "is not a cursor" in retry
