@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
-from pydantic_ai import ModelRetry
 
 from agent.audit import AuditLog
 from agent.limits import LoopGuard
@@ -56,8 +55,7 @@ class WardenDeps:
         """Run a read tool over this run's evidence, recording the call in the audit log and the store.
 
         Raises:
-            ModelRetry: the read tool refused an argument (its ValueError), for the model to fix;
-            whatever else the read tool raises (recorded first), and the audit log's errors: a call
+            whatever the read tool raises (recorded first), and the audit log's errors: a call
             that cannot be audited does not run.
         """
         if self.audit is not None:
@@ -74,9 +72,6 @@ class WardenDeps:
                     if isinstance(f, Finding):
                         self.audit.append("finding", {"source": name, **f.model_dump(mode="json")}, run_id=self.run_id)
             return result
-        except ValueError as e:  # a bad argument (a `more` that is not a cursor): the model is told, and retries
-            error = f"{type(e).__name__}: {e}"
-            raise ModelRetry(str(e)) from e
         except Exception as e:  # noqa: BLE001 - recorded, then re-raised unchanged
             error = f"{type(e).__name__}: {e}"
             raise
