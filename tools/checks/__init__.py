@@ -25,6 +25,7 @@ from tools.checks.gpu_straggler import StragglerConfig, check_gpu_straggler
 from tools.checks.gpu_throttle import ThrottleConfig, check_gpu_thermal_throttle
 from tools.checks.gpu_xid import XidConfig, check_gpu_xid
 from tools.checks.host_straggler import HostStragglerConfig, check_host_straggler
+from tools.checks.host_thermal import HostThermalConfig, check_host_thermal_throttle
 from tools.checks.host_oom import HostOomConfig, check_node_host_oom
 from tools.checks.input_pipeline import InputPipelineConfig, check_input_pipeline_bound
 from tools.checks.interconnect import InterconnectConfig, check_interconnect_link_down
@@ -90,6 +91,8 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "host_straggler": CheckSpec(check_host_straggler, HostStragglerConfig,
                                 "one node of a job whose CPUs run far slower than its peers' (cpufreq governor, clock)",
                                 needs=("gpu_samples", "jobs")),
+    "host_thermal_throttle": CheckSpec(check_host_thermal_throttle, HostThermalConfig,
+                                       "a node whose CPUs the kernel keeps throttling for heat", needs=("kernel_events",)),
     "gpu_thermal_throttle": CheckSpec(check_gpu_thermal_throttle, ThrottleConfig,
                                       "clocks held down by thermal / power limits", needs=_GPU),
     "mdt_metadata_storm": CheckSpec(check_mdt_metadata_storm, MetadataConfig,

@@ -13,8 +13,9 @@ from tools.models.slurm import SlurmJob
 
 __all__ = ["PendingConfig", "check_job_pending_blocked", "BLOCKING", "QUEUE_ORDER"]
 
-QUEUE_ORDER = ("Priority", "Resources", "None")
-"""Reasons that mean "waiting its turn": normal until the wait is long. BeginTime (the owner asked
+QUEUE_ORDER = ("Priority", "Resources", "None", "Licenses", "BurstBufferResources", "BurstBufferStageIn")
+"""Reasons that mean "waiting its turn" (for nodes, for a license, for a burst buffer's space or stage-in):
+normal until the wait is long. BeginTime (the owner asked
 for a later start) and Dependency (waiting for another job to finish, however long it runs) wait
 by design, like a hold, and are not reported; a dependency that can no longer be met shows as
 DependencyNeverSatisfied, which blocks."""

@@ -27,6 +27,14 @@ _INFRA_WORDS = ("cuda", "nccl", "out of memory", "no space left", "ecc", "pytorc
 reader failing (``[enforce fail at inline_container.cc:603] . unexpected pos``, a full disk)."""
 
 
+_USER_SIDE_WORDS = ("shared memory limit", "insufficient shared memory", "out of shared memory",
+                    "address already in use", "eaddrinuse", "no module named", "command not found")
+"""Messages of failures the job's own set-up causes even where an infrastructure word appears: PyTorch's
+DataLoader on a too-small ``/dev/shm`` (``killed by signal: Bus error ... raise your shared memory limit``;
+a container's default is 64 MiB), a rendezvous port another job holds (``EADDRINUSE``), a missing module
+or program in the job's environment."""
+
+
 class UserCodeConfig(CheckConfig):
     """Which exceptions count as infrastructure, beyond INFRA_EXCEPTIONS (site-specific wrappers)."""
 
@@ -42,29 +50,44 @@ def check_job_user_code_error(facts: Facts, cfg: UserCodeConfig) -> list[Finding
     findings: list[Finding] = []
     seen: set[str] = set()
     infra = INFRA_EXCEPTIONS + cfg.extra_infra_exceptions
-    for e in facts.job_events_of("traceback"):
+    for e in _exception_lines(facts):
         if not e.job or e.job in seen:
             continue
         etype = e.exception_type or ""
         text = e.message.lower()
-        if any(x.lower() in etype.lower() for x in infra) or any(w in text for w in _INFRA_WORDS):
+        user_side = any(w in text for w in _USER_SIDE_WORDS)
+        if not user_side and (any(x.lower() in etype.lower() for x in infra) or any(w in text for w in _INFRA_WORDS)):
             continue
-        seen.add(e.job)
         # Still running: the exception may have been caught, or be one rank's; a weaker claim than a job
         # that ended on it.
         running = job_state(facts, e.job) in ("RUNNING", "COMPLETING", "PENDING", "SUSPENDED")
+        if e.kind == "generic" and running:
+            continue  # a bare error line of a live job is not yet its end
+        seen.add(e.job)
         strength = "heuristic" if running else "symptom"
         findings.append(Finding(
             check="job_user_code_error", root_cause="user_code_error",
-            message=f"job {e.job} raised {etype or 'an exception'} in its own code"
+            message=(f"job {e.job} raised {etype or 'an exception'} in its own code" if etype else
+                     f"job {e.job} failed in its own set-up: {e.message[:120]}")
             + (" (the job is still running)" if running else ""),
             culprits=[f"job:{e.job}"],
             evidence=[log_evidence(e)],
             strength=strength, confidence=confidence(strength),
-            suggested_actions=[ActionSpec(type="notify_owner", job=e.job, reason=f"job failed: {etype}")],
+            suggested_actions=[ActionSpec(type="notify_owner", job=e.job, reason=f"job failed: {etype or e.message[:80]}")],
         ))
     findings += _gpu_program_faults(facts, seen)
     return findings
+
+
+def _exception_lines(facts: Facts) -> list:
+    """Traceback events, then the exception lines printed without a traceback (generic job-log events with
+    an exception type: one rank's cut stderr, a launcher echoing its child's error, a shell's ``command not
+    found``), for jobs that printed no traceback."""
+    tracebacks = facts.job_events_of("traceback")
+    with_tb = {e.job for e in tracebacks}
+    bare = [e for e in facts.job_events_of("generic") if e.job not in with_tb
+            and (e.exception_type or any(w in e.message.lower() for w in _USER_SIDE_WORDS))]
+    return [*tracebacks, *bare]
 
 
 def _gpu_program_faults(facts: Facts, seen: set[str]) -> list[Finding]:

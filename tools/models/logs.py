@@ -213,11 +213,12 @@ class GpuStackEvent(KernelEventBase):
 class HostFaultEvent(KernelEventBase):
     """The host itself failing: a kernel panic, a fatal hardware error (APEI/GHES, machine check), an
     uncorrectable memory error (EDAC UE), a hard or soft lockup, an oops; also corrected memory errors
-    (EDAC CE, ``Machine check events logged``), which are kept with ``fatal`` False."""
+    (EDAC CE, ``Machine check events logged``) and CPU thermal throttling (``cpu_thermal``: the package or a
+core above its threshold, its clock throttled), which are kept with ``fatal`` False."""
 
     kind: Literal["host_fault"] = "host_fault"
     what: Literal["panic", "hardware_error", "machine_check", "memory_ue", "memory_ce", "hard_lockup",
-                  "soft_lockup", "oops"]
+                  "soft_lockup", "oops", "cpu_thermal"]
     fatal: bool = False
     """The host went down or must not be trusted (panic, fatal hardware error, UE, hard lockup)."""
     fru: str | None = None

@@ -42,7 +42,7 @@ _OOM_NEW = re.compile(
 )
 _CUDA_ERROR = re.compile(r"CUDA error: (?P<error>[^.\n]+)|(?P<cublas>CUBLAS_STATUS_\w+)|(?P<api>cudaError\w+|CUDA_ERROR_\w+)"
                          r"|(?P<nodriver>Found no NVIDIA driver on your system|no CUDA-capable device is detected"
-                         r"|CUDA driver version is insufficient for CUDA runtime version|cuInit\(?\)? (?:failed|returned)[^.]*"
+                         r"|CUDA driver version is insufficient for CUDA runtime version|The NVIDIA driver on your system is too old|cuInit\(?\)? (?:failed|returned)[^.]*"
                          r"|CUDA (?:driver )?initialization(?: failed|: CUDA unknown error)[^.]*"
                          r"|Failed to initialize NVML: [^.]+|Unexpected error from cudaGetDeviceCount\(\)[^.]*"
                          r"|system not yet initiali[sz]ed)")
@@ -52,7 +52,7 @@ _CUDA_CATEGORY = [
     (re.compile(r"no CUDA-capable device|CUDA_ERROR_NO_DEVICE|cuInit|initialization failed|Found no NVIDIA driver|"
                 r"CUDA unknown error|cudaGetDeviceCount|CUDA_ERROR_NOT_INITIALIZED|Failed to initialize NVML: Unknown",
                 re.IGNORECASE), "device_missing"),
-    (re.compile(r"driver version is insufficient|Driver/library version mismatch|forward compatibility|"
+    (re.compile(r"driver version is insufficient|driver on your system is too old|Driver/library version mismatch|forward compatibility|"
                 r"unsupported display driver|system not yet initiali[sz]ed", re.IGNORECASE), "driver"),
     (re.compile(r"illegal memory access|device-side assert|invalid argument|invalid device function|"
                 r"misaligned address|illegal instruction|invalid configuration", re.IGNORECASE), "application"),
@@ -80,7 +80,11 @@ _FS_PATH = re.compile(r"""['"`](?P<path>/[^'"`\s]{1,300})['"]|(?:^|\s)(?P<bare>/
 _HOST_NCCL = re.compile(r"^(?P<host>[A-Za-z][\w.-]{0,62}):\d+:\d+ \[\d+\]|^\[(?P<ucx>[A-Za-z][\w.-]{0,62}):\d+:\d+:\d+\]")
 _HOST_NAMED = re.compile(r"\b(?:node|host(?:name)?)[:=] ?(?P<host>[A-Za-z][\w-]{0,62}\d[\w-]{0,20})\b")
 _GENERIC = re.compile(r"^\s*(?:\[?(?:ERROR|FATAL|CRITICAL)\]?[: \]]|[EF]\d{4} \d\d:\d\d|.*\b(?:ERROR|FATAL)\b[:\]])"
-                      r"|\b(?:Segmentation fault|core dumped|Bus error|Illegal instruction|terminate called after throwing)\b")
+                      r"|\b(?:Segmentation fault|core dumped|Bus error|Illegal instruction|terminate called after throwing)\b"
+                      # A Python exception's last line printed without its traceback (one rank's stderr cut,
+                      # a launcher echoing the child's error): "ImportError: libcudnn.so.9: cannot open ...".
+                      r"|^(?:[A-Za-z_][\w]*\.){0,8}[A-Z]\w*(?:Error|Exception): \S"
+                      r"|: command not found$")
 _GENERIC_BENIGN = re.compile(r"\b(?:warn(?:ing)?|deprecat\w*|0 errors?|no errors?)\b", re.IGNORECASE)
 _REMOTE = re.compile(
     r"ncclRemoteError|remote process exited or there was a network error|NET/IB ?: Got completion from peer"

@@ -52,10 +52,14 @@ _HOST_FAULT_RULES: list[tuple[re.Pattern[str], str, bool]] = [
     (re.compile(r"Watchdog detected hard LOCKUP", re.IGNORECASE), "hard_lockup", True),
     (re.compile(r"BUG: soft lockup - CPU#", re.IGNORECASE), "soft_lockup", False),
     (re.compile(r"^(?:BUG: unable to handle|Oops: )", re.IGNORECASE), "oops", False),
+    # x86 therm_throt: "CPU12: Core temperature above threshold, cpu clock throttled (total events = 3412)"
+    (re.compile(r"(?:Core|Package) temperature above threshold, cpu clock throttled", re.IGNORECASE),
+     "cpu_thermal", False),
 ]
 """Kernel messages of the host itself failing (kernel panic(), GHES/APEI hardware error records, the x86 MCE
 handler, EDAC memory controllers, the lockup detectors), and whether each means the host went down."""
-_HOST_FAULT_WORDS = ("panic", "hardware error", "lockup", "machine check", "edac", "oops", "bug:", "uncorrect")
+_HOST_FAULT_WORDS = ("panic", "hardware error", "lockup", "machine check", "edac", "oops", "bug:", "uncorrect",
+                     "temperature above threshold")
 _FRU = re.compile(r"fru_text: (?P<fru>\S+)|(?P<dimm>DIMM[#_ ]?\w+)")
 
 

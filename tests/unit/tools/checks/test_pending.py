@@ -146,3 +146,10 @@ def test_a_begin_time_an_hour_ahead_is_as_asked_and_a_far_one_is_not_a_rollover(
     (f,) = check_job_pending_blocked(_facts(make_facts, _begin("8803", "2026-03-04T08:00:00", "2026-03-06T22:00:00")),
                                      PendingConfig())
     assert "next day" not in f.message and "waits for its begin time 2026-03-06 22:00" in f.message
+
+
+def test_waiting_for_licenses_is_waiting_its_turn(make_facts):
+    short = _scontrol("88001", "fluent-cfd", "ana", "Licenses", "2026-03-04T09:55:00", nodes=1)
+    long = _scontrol("88002", "fluent-cfd", "ana", "Licenses", "2026-03-04T01:00:00", nodes=1)
+    (f,) = check_job_pending_blocked(_facts(make_facts, short, long), PendingConfig())
+    assert f.culprits == ["job:88002"] and f.strength == "heuristic" and "(Licenses)" in f.message

@@ -128,3 +128,34 @@ def test_one_task_alone_keeps_its_own_id(make_facts):
                        **{"logs/9300_1/out": {"job": "9300_1"}})
     (f,) = [f for f in check_job_user_code_error(facts, UserCodeConfig()) if "faulted its GPU" in f.message]
     assert f.culprits == ["job:9300_1"]
+
+
+# PyTorch's DataLoader on a container's 64 MiB /dev/shm (pytorch/pytorch#2244 and the Docker --shm-size
+# note in PyTorch's README): "killed by signal" is an infrastructure word, but the fix is the job's own.
+SHM_BUS_ERROR = """ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).
+Traceback (most recent call last):
+  File "/opt/conda/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 1132, in _try_get_data
+    data = self._data_queue.get(timeout=timeout)
+RuntimeError: DataLoader worker (pid 911) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.
+"""
+
+# An exception printed without its traceback (a launcher echoing the child's last line), and a shell's
+# "command not found" from the batch script: both the job's own set-up.
+BARE_IMPORT = "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n"
+NOT_FOUND = "/var/spool/slurmd/job51720/slurm_script: line 12: python3.11: command not found\n"
+
+
+def test_dataloader_out_of_shared_memory_is_the_jobs_own_setup(make_facts):
+    (f,) = check_job_user_code_error(_facts(make_facts, SHM_BUS_ERROR), UserCodeConfig())
+    assert f.culprits == ["job:51720"] and "RuntimeError" in f.message
+
+
+def test_exception_line_without_traceback_and_command_not_found_are_user_code(make_facts):
+    for text, words in ((BARE_IMPORT, "ImportError"), (NOT_FOUND, "command not found")):
+        (f,) = check_job_user_code_error(_facts(make_facts, text), UserCodeConfig())
+        assert words in f.message and f.suggested_actions[0].type == "notify_owner"
+
+
+def test_bare_infra_exception_line_is_not_user_code(make_facts):
+    text = "OSError: [Errno 5] Input/output error: '/lustre/scratch/ds/shard-0007.tar'\n"
+    assert check_job_user_code_error(_facts(make_facts, text), UserCodeConfig()) == []

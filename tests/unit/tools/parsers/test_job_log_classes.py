@@ -55,3 +55,19 @@ def test_error_lines_no_rule_knows_are_generic_and_warnings_are_not():
                         "UserWarning: TypedStorage is deprecated\n"
                         "WARNING: 0 errors so far\n")
     assert [e.kind for e in events] == ["generic", "generic"]
+
+
+def test_exception_lines_without_traceback_and_shell_errors_are_generic():
+    events, _ = _events("ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory\n"
+                        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: train.py FAILED\n"
+                        "/var/spool/slurmd/job7/slurm_script: line 3: python3.11: command not found\n"
+                        "UserWarning: TypedStorage is deprecated\n"
+                        "the ValueError: check passed\n")
+    assert [(e.kind, e.exception_type) for e in events] == [
+        ("generic", "ImportError"), ("generic", "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"),
+        ("generic", None)]
+
+
+def test_pytorch_driver_too_old_is_a_driver_cuda_error():
+    (e,), _ = _events("RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n")
+    assert isinstance(e, CudaErrorEvent) and e.category == "driver"
