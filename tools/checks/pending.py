@@ -73,7 +73,8 @@ def _actions(job: SlurmJob, reason: str, partition_nodes: int | None = None) -> 
 
 
 def _partition_size(facts: Facts, partition: str | None) -> int | None:
-    """Nodes of ``partition`` that the node list shows (None when unknown)."""
+    """The most nodes a job may use in ``partition``: its JOB_SIZE limit, else the nodes the node list
+    shows (None when unknown)."""
     if not partition:
         return None
     sizes = facts.cached("partition_sizes", lambda: _sizes(facts))
@@ -81,11 +82,15 @@ def _partition_size(facts: Facts, partition: str | None) -> int | None:
 
 
 def _sizes(facts: Facts) -> dict[str, int]:
+    """Per partition: the job-size limit sinfo shows (JOB_SIZE), else the nodes it lists."""
     out: dict[str, int] = {}
+    limits: dict[str, int] = {}
     for node in facts.nodes:
         for p in node.partitions:
             out[p] = out.get(p, 0) + 1
-    return out
+            if node.partition_max_nodes:
+                limits[p] = min(limits.get(p, node.partition_max_nodes), node.partition_max_nodes)
+    return {**out, **limits}
 
 
 def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]:

@@ -109,6 +109,7 @@ def _nodes(row: dict[str, str]) -> list[SlurmNode]:
             flags=list(flags),
             reason=clean(row.get("REASON")),
             partitions=[partition.rstrip("*")] if partition else [],
+            partition_max_nodes=_job_size_max(row.get("JOB_SIZE")),
             cpus=cpus,
             cpus_alloc=cpus_alloc,
             cpu_load=float(load) if load is not None else None,
@@ -122,6 +123,15 @@ def _nodes(row: dict[str, str]) -> list[SlurmNode]:
         )
         for name in names
     ]
+
+
+def _job_size_max(text: str | None) -> int | None:
+    """The upper bound of sinfo's JOB_SIZE (``1-8`` -> 8, ``1-infinite`` or ``4+`` -> None)."""
+    value = clean(text)
+    if value is None or "-" not in value:
+        return None
+    top = value.rsplit("-", 1)[1]
+    return int(top) if top.isdigit() and len(top) <= 9 else None
 
 
 def _int(text: str | None) -> int | None:

@@ -153,3 +153,13 @@ def test_waiting_for_licenses_is_waiting_its_turn(make_facts):
     long = _scontrol("88002", "fluent-cfd", "ana", "Licenses", "2026-03-04T01:00:00", nodes=1)
     (f,) = check_job_pending_blocked(_facts(make_facts, short, long), PendingConfig())
     assert f.culprits == ["job:88002"] and f.strength == "heuristic" and "(Licenses)" in f.message
+
+
+def test_partition_node_limit_fix_uses_the_partitions_job_size_limit(make_facts):
+    sinfo = """PARTITION AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE NODELIST
+gpu*         up 2-00:00:00        1-8   no   EXCLUS        all     31        idle kg[01-31]
+"""
+    job = _scontrol("90417", "big", "ana", "PartitionNodeLimit", "2026-03-04T09:00:00", nodes=12)
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), ("slurm/job.txt", "scontrol-job-text", job))
+    (f,) = check_job_pending_blocked(facts, PendingConfig())
+    assert [(a.type, a.num_nodes) for a in f.suggested_actions] == [("update_job", 8)]

@@ -131,3 +131,14 @@ def test_non_utf8_bytes_are_a_parse_error_with_line() -> None:
     with pytest.raises(ParseError) as err:
         _parse("latin.txt", data=data)
     assert err.value.line == 6
+
+
+def test_sinfo_long_job_size_gives_the_partitions_node_limit():
+    from tools.parsers.slurm.sinfo_text import parse_sinfo_text
+    text = """Tue May 19 10:00:00 2026
+PARTITION AVAIL  TIMELIMIT   JOB_SIZE ROOT OVERSUBS     GROUPS  NODES       STATE NODELIST
+gpu*         up 2-00:00:00        1-8   no   EXCLUS        all      2   allocated kg[01-02]
+long         up 7-00:00:00 1-infinite   no       NO        all      1        idle kl01
+"""
+    nodes = parse_sinfo_text(text, path="slurm/sinfo_l.txt")
+    assert [(n.name, n.partition_max_nodes) for n in nodes] == [("kg01", 8), ("kg02", 8), ("kl01", None)]
