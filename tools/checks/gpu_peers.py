@@ -9,11 +9,15 @@ from tools.facts import Facts
 from tools.knowledge.dcgm import UTIL_FIELDS
 from tools.models.findings import Evidence
 
-__all__ = ["node_means", "utilisation", "peer_groups", "peer_median", "metric_evidence", "UTIL_METRICS", "SM_CLOCK", "TEMP"]
+__all__ = ["node_means", "utilisation", "peer_groups", "peer_median", "metric_evidence", "UTIL_METRICS", "SM_CLOCK", "TEMP",
+           "gpu_activity", "ACTIVITY_METRICS"]
 
 UTIL_METRICS = UTIL_FIELDS
 """Utilisation fields in order of preference; PROF ratios (0..1) are scaled to percent."""
 SM_CLOCK = "DCGM_FI_DEV_SM_CLOCK"
+ACTIVITY_METRICS = ("DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_GR_ENGINE_ACTIVE")
+"""Profiling ratios that tell a busy GPU from a slow one; DCGM_FI_DEV_GPU_UTIL reads 100 % on both (it counts
+time with any kernel running, not how much of the GPU works)."""
 TEMP = "DCGM_FI_DEV_GPU_TEMP"
 
 
@@ -65,3 +69,15 @@ def metric_evidence(metric: str, node: str, value: float, peers: float | None, u
     """Evidence for a node's metric against its peers' median."""
     vs = f" vs peer median {peers:.0f} {unit}" if peers is not None else ""
     return Evidence(text=f"{metric} mean on {node} = {value:.0f} {unit}{vs}", metric=metric, value=round(value, 2), unit=unit)
+
+
+def gpu_activity(facts: Facts) -> tuple[str | None, dict[tuple[str, str], float]]:
+    """The first profiling activity field present and its mean per (node, GPU index), in percent."""
+    for m in ACTIVITY_METRICS:
+        vals: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for s in facts.samples(m):
+            if s.node and s.gpu is not None:
+                vals[(s.node, s.gpu)].append(s.value * 100.0)
+        if vals:
+            return m, {k: mean(v) for k, v in vals.items()}
+    return None, {}

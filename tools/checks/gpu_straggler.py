@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from tools.checks.base import CheckConfig, job_culprits
-from tools.checks.gpu_peers import SM_CLOCK, metric_evidence, node_means, peer_groups, peer_median, utilisation
+from statistics import median
+
+from tools.checks.gpu_peers import SM_CLOCK, gpu_activity, metric_evidence, node_means, peer_groups, peer_median, utilisation
 from tools.facts import Facts
 from tools.facts.queries import affected_jobs
 from tools.knowledge.precedence import confidence
@@ -20,6 +22,12 @@ class StragglerConfig(CheckConfig):
     clock_ratio: float = 0.75
     min_peer_util_pct: float = 40.0
     """Peers must be this busy for a low node to count (an idle job is not a straggler)."""
+    gpu_ratio: float = 0.75
+    """One GPU whose SM activity is under this share of its job's other GPUs' median is a straggler..."""
+    gpu_peers_floor: float = 0.9
+    """...when every other GPU of the job is within this share of that median (one clear outlier, not the
+    spread of pipeline stages), and the job has at least ``min_job_gpus`` GPUs with data."""
+    min_job_gpus: int = 8
     idle_util_pct: float = 5.0
     """With no allocation known (no squeue/scontrol view), a node whose GPUs average below this is
     taken as idle -- running nothing -- and is neither a straggler nor anyone's peer."""
@@ -73,4 +81,43 @@ def check_gpu_straggler(facts: Facts, cfg: StragglerConfig) -> list[Finding]:
                     ],
                 )
             )
+    findings += _single_gpu_outliers(facts, cfg, seen)
     return findings
+
+
+def _single_gpu_outliers(facts: Facts, cfg: StragglerConfig, seen: set[str]) -> list[Finding]:
+    """straggler_node for the node of one GPU that works far less than every other GPU of its running job
+    (DCGM_FI_PROF_SM_ACTIVE or GR_ENGINE_ACTIVE per GPU): a synchronous job waits for its slowest GPU, and
+    a per-node mean over eight GPUs hides one slow one."""
+    metric, act = gpu_activity(facts)
+    out: list[Finding] = []
+    for job in facts.jobs:
+        if (job.state or "") != "RUNNING":
+            continue
+        gpus = {k: v for k, v in act.items() if k[0] in job.nodes}
+        if len(gpus) < cfg.min_job_gpus:
+            continue
+        low_key = min(gpus, key=lambda k: gpus[k])
+        others = [v for k, v in gpus.items() if k != low_key]
+        ref_val = median(others)
+        if ref_val < cfg.min_peer_util_pct or gpus[low_key] >= cfg.gpu_ratio * ref_val \
+                or min(others) < cfg.gpu_peers_floor * ref_val:
+            continue
+        node, gpu = low_key
+        sharing = [j for j in facts.jobs_on_node(node, states=("RUNNING",)) if j.job_id != job.job_id]
+        if node in seen or sharing:
+            continue  # a GPU of a node shared with other jobs may simply not be this job's
+        seen.add(node)
+        jobs = affected_jobs(facts, [node], since=facts.captured_at)
+        why = (f"GPU {gpu} {metric} {gpus[low_key]:.0f}% vs {ref_val:.0f}% median of the job's other "
+               f"{len(others)} GPUs (ratio {gpus[low_key] / ref_val:.2f}, threshold {cfg.gpu_ratio})")
+        out.append(Finding(
+            check="gpu_straggler", root_cause="straggler_node",
+            message=f"{node} holds back job {job.job_id}: {why}",
+            culprits=[f"node:{node}", *job_culprits(jobs)],
+            evidence=[metric_evidence(metric or "activity", f"{node} GPU {gpu}", gpus[low_key], ref_val, "%")],
+            strength="heuristic", confidence=confidence("heuristic"),
+            suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node),
+                               *take_out_of_service(facts, node_ref(facts, node), f"straggler: {why}")],
+        ))
+    return out

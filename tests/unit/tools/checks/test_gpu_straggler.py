@@ -104,3 +104,35 @@ def test_job_that_ended_earlier_on_the_node_is_not_named(make_facts):
                        **{f"gpu/{n}.prom": {"node": n} for n in LOW_UTIL})
     (f,) = check_gpu_straggler(facts, StragglerConfig())
     assert f.culprits == ["node:gpu004", "job:74555"]
+
+
+def _sm_active(node: str, values: list[float]) -> str:
+    """dcgm-exporter text with DCGM_FI_PROF_SM_ACTIVE (a 0..1 ratio) per GPU and GPU_UTIL pinned at 100."""
+    out = ["# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).", "# TYPE DCGM_FI_DEV_GPU_UTIL gauge"]
+    out += [f'DCGM_FI_DEV_GPU_UTIL{{gpu="{g}",Hostname="{node}"}} 100' for g in range(len(values))]
+    out += ["# HELP DCGM_FI_PROF_SM_ACTIVE The ratio of cycles an SM has at least 1 warp assigned.",
+            "# TYPE DCGM_FI_PROF_SM_ACTIVE gauge"]
+    out += [f'DCGM_FI_PROF_SM_ACTIVE{{gpu="{g}",Hostname="{node}"}} {v:.6f}' for g, v in enumerate(values)]
+    return "\n".join(out) + "\n"
+
+
+TWO_NODES = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+             91034       gpu  mg-70b     judy  R    5:10:02      2 h[017-018]
+"""
+
+
+def test_one_slow_gpu_among_sixteen_names_its_node_where_node_means_hide_it(make_facts):
+    proms = {"h017": _sm_active("h017", [0.93] * 8), "h018": _sm_active("h018", [0.93, 0.92, 0.93, 0.61, 0.93, 0.92, 0.93, 0.92])}
+    (f,) = check_gpu_straggler(_facts(make_facts, proms, TWO_NODES), StragglerConfig())
+    assert f.culprits == ["node:h018", "job:91034"] and "GPU 3" in f.message
+    assert [a.type for a in f.suggested_actions] == ["run_gpu_diagnostic", "drain_node"]
+
+
+def test_pipeline_stage_spread_and_a_node_shared_with_another_job_do_not_fire(make_facts):
+    # Pipeline stages work unevenly (0.70-0.93): no single outlier.
+    spread = {"h017": _sm_active("h017", [0.93, 0.90, 0.88, 0.85, 0.80, 0.78, 0.75, 0.70]),
+              "h018": _sm_active("h018", [0.93] * 7 + [0.60])}
+    assert check_gpu_straggler(_facts(make_facts, spread, TWO_NODES), StragglerConfig()) == []
+    shared = TWO_NODES + "             91040       gpu    small      ana  R       5:02      1 h018\n"
+    proms = {"h017": _sm_active("h017", [0.93] * 8), "h018": _sm_active("h018", [0.93] * 7 + [0.10])}
+    assert check_gpu_straggler(_facts(make_facts, proms, shared), StragglerConfig()) == []
