@@ -73,6 +73,11 @@ _NOT_AN_ID = re.compile(
     r"version|v|gpus?|nodes?|tokens?|errors?|hours?|minutes?|seconds?|mb|gb|tb|gib|mib|w|watts?|mhz)\s*[#=:]?\s*$",
     re.IGNORECASE)
 """A number right after one of these words is a step, a count or a size, not a job id (``checkpoint 18000``)."""
+_COUNTED = re.compile(
+    r"\s+(?:[A-Za-z][\w-]*\s+){0,3}?(?:array\s+)?(?:tasks|jobs|nodes|gpus|pods|ranks|workers|steps|files|hosts|"
+    r"replicas|cards|users|minutes|hours|seconds|days)\b", re.IGNORECASE)
+"""A number followed (within a few words) by a plural count noun counts things, not a job id (``92 of their 100
+AlphaFold array tasks``)."""
 _HOST_RE = re.compile(r"\b([a-z][a-z-]*\d+[a-z0-9-]*)\b", re.IGNORECASE)
 _NAME_RE = re.compile(r"(?<![\w.-])([a-z0-9][a-z0-9.-]*[a-z0-9](?:/[a-z0-9][a-z0-9.-]*[a-z0-9])?)(?![\w-])")
 """Kubernetes-style names (``ml-train/whisper-ft-worker-0``, ``ip-10-42-19-77.ec2.internal``)."""
@@ -83,7 +88,8 @@ def named_entities(question: str) -> set[str]:
     ``ml-train/whisper-ft-worker-0``), lower case."""
     found = {m.group(1) for m in _JOB_RE.finditer(question)}
     found |= {m.group(1) for m in _ID_RE.finditer(question)
-              if not _NOT_AN_ID.search(question[max(0, m.start() - 24):m.start()])}
+              if not _NOT_AN_ID.search(question[max(0, m.start() - 24):m.start()])
+              and not _COUNTED.match(question[m.end():m.end() + 48])}
     found |= {m.group(1).lower() for m in _HOST_RE.finditer(question)}
     found |= {m.group(1).lower().rstrip(".") for m in _NAME_RE.finditer(question.lower())
               if "-" in m.group(1) or "/" in m.group(1)}

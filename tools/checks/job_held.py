@@ -12,7 +12,7 @@ from tools.models.slurm import SlurmJob
 __all__ = ["JobHeldConfig", "check_job_held"]
 
 _WHY = {
-    "system": "held by Slurm after its launch failed and it was requeued",
+    "system": "held by Slurm after a failed launch or too many requeues (MaxBatchRequeue)",
     "admin": "held by an administrator",
     "user": "held by its owner",
     "constraints": "requeued and now asks for features no node has (BadConstraints)",

@@ -13,21 +13,22 @@ from tools.models.slurm import SlurmJob
 
 __all__ = ["PendingConfig", "check_job_pending_blocked", "BLOCKING", "QUEUE_ORDER"]
 
-QUEUE_ORDER = ("Priority", "Resources", "None", "Licenses", "BurstBufferResources", "BurstBufferStageIn")
-"""Reasons that mean "waiting its turn" (for nodes, for a license, for a burst buffer's space or stage-in):
-normal until the wait is long. BeginTime (the owner asked
+QUEUE_ORDER = ("Priority", "Resources", "None", "BurstBufferResources", "BurstBufferStageIn")
+"""Reasons that mean "waiting its turn" (for nodes, for a burst buffer's space or stage-in): normal until the
+wait is long. BeginTime (the owner asked
 for a later start) and Dependency (waiting for another job to finish, however long it runs) wait
 by design, like a hold, and are not reported; a dependency that can no longer be met shows as
 DependencyNeverSatisfied, which blocks."""
 BLOCKING = (
     "ReqNodeNotAvail", "ReservationDeleted", "QOS", "Assoc", "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig",
     "PartitionDown", "PartitionInactive", "NodeDown", "BadConstraints", "DependencyNeverSatisfied",
-    "InvalidQOS", "InvalidAccount", "MaxGRES", "MaxCpu", "MaxNode", "MaxJobs", "MaxSubmit", "GrpTRES",
+    "InvalidQOS", "InvalidAccount", "MaxGRES", "MaxCpu", "MaxNode", "MaxJobs", "MaxSubmit", "GrpTRES", "Licenses",
 )
 """Reason prefixes/fragments that block a job until something changes (squeue %r). A job held by
 its user or an admin (JobHeldUser/JobHeldAdmin) waits by someone's choice and is not reported, as
 does one whose requested reservation has not started yet (Reason=Reservation); one whose
-reservation is gone (ReservationDeleted) is blocked."""
+reservation is gone (ReservationDeleted) is blocked. Licenses: every token of a license the job asks for
+(``-L fluent:4``) is held by running jobs; free nodes do not help until one ends."""
 NEVER_AS_SUBMITTED = (
     "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig", "BadConstraints", "DependencyNeverSatisfied",
     "InvalidQOS", "InvalidAccount",
@@ -69,6 +70,8 @@ def _actions(job: SlurmJob, reason: str, partition_nodes: int | None = None) -> 
         # choose other nodes; update_job changes time limits and node counts, not node lists.
         return [ActionSpec(type="notify_owner", job=job.job_id,
                            reason="requested nodes are unavailable; change --nodelist/--exclude")]
+    if low.startswith("licenses"):
+        return []  # the tokens come back when their holders end; nothing to change on the job
     return [ActionSpec(type="notify_owner", job=job.job_id, reason=f"job blocked: {reason}")]
 
 

@@ -12,8 +12,9 @@ from tools.models.slurm import SlurmJob
 
 __all__ = ["HELD_REASONS", "SYSTEM_HOLDS", "is_held", "hold_kind", "is_preempted_requeue"]
 
-SYSTEM_HOLDS = ("launch failed requeued held", "job requeued in held state", "requeued held")
-"""Holds Slurm itself places after a failed launch or a requeue (the job waits for a release)."""
+SYSTEM_HOLDS = ("launch failed requeued held", "job requeued in held state", "requeued held", "jobholdmaxrequeue")
+"""Holds Slurm itself places after a failed launch or a requeue (the job waits for a release): squeue(1)'s
+JobHoldMaxRequeue is a batch job requeued MaxBatchRequeue times and held there."""
 HELD_REASONS = ("JobHeldUser", "JobHeldAdmin", *SYSTEM_HOLDS)
 
 
@@ -23,7 +24,7 @@ def hold_kind(job: SlurmJob) -> str | None:
     if (job.state or "") != "PENDING":
         return None
     reason = (job.reason or "").lower().replace("_", " ")
-    if any(h in reason for h in SYSTEM_HOLDS):
+    if any(h in reason or h in reason.replace(" ", "") for h in SYSTEM_HOLDS):
         return "system"
     if "jobheldadmin" in reason.replace(" ", ""):
         return "admin"

@@ -248,3 +248,9 @@ def test_nodes_of_the_job_whose_exporter_is_down_keep_it_from_healthy():
 def test_a_failed_job_a_finding_explains_is_not_a_gap():
     found = finding("gpu_hardware_fault", 0.9, ["node:ib-g07", "job:604112"])
     assert decide("What killed job 604112?", [found], TABLE, coverage=_job("FAILED"))["root_cause"] == "gpu_hardware_fault"
+
+
+def test_a_count_of_tasks_or_nodes_is_not_a_job_id():
+    from gateway.builtin.conversation import named_entities
+    assert named_entities("ychoi says 92 of their 100 AlphaFold array tasks are stuck pending. Is it broken?") == set()
+    assert named_entities("we lost 1200 GPUs worth of jobs; why did 77120 die on 3 nodes?") == {"77120"}

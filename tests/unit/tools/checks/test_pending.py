@@ -148,11 +148,12 @@ def test_a_begin_time_an_hour_ahead_is_as_asked_and_a_far_one_is_not_a_rollover(
     assert "next day" not in f.message and "waits for its begin time 2026-03-06 22:00" in f.message
 
 
-def test_waiting_for_licenses_is_waiting_its_turn(make_facts):
-    short = _scontrol("88001", "fluent-cfd", "ana", "Licenses", "2026-03-04T09:55:00", nodes=1)
-    long = _scontrol("88002", "fluent-cfd", "ana", "Licenses", "2026-03-04T01:00:00", nodes=1)
+def test_waiting_for_licenses_is_a_shared_limit_with_nothing_to_change(make_facts):
+    short = _scontrol("88001", "fluent-cfd", "ana", "Licenses", "2026-03-04T10:25:00", nodes=1)
+    long = _scontrol("88002", "fluent-cfd", "ana", "Licenses", "2026-03-04T08:00:00", nodes=1)
     (f,) = check_job_pending_blocked(_facts(make_facts, short, long), PendingConfig())
-    assert f.culprits == ["job:88002"] and f.strength == "heuristic" and "(Licenses)" in f.message
+    assert f.culprits == ["job:88002"] and f.strength == "state" and "(Licenses)" in f.message
+    assert f.suggested_actions == []
 
 
 def test_partition_node_limit_fix_uses_the_partitions_job_size_limit(make_facts):
