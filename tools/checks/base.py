@@ -60,5 +60,6 @@ def log_evidence(ev: JobLogEventBase) -> Evidence:
 
 
 def job_culprits(job_ids: Iterable[str]) -> list[str]:
-    """``job:<id>`` culprits for job ids, de-duplicated, order kept."""
-    return [f"job:{j}" for j in dict.fromkeys(job_ids)]
+    """``job:<id>`` culprits for job ids, de-duplicated, order kept; an id of the form ``namespace/name`` (the
+    owner of a pod's container log, manifest key ``pod``) is a ``pod:`` culprit — Slurm job ids have no slash."""
+    return [f"pod:{j}" if "/" in j else f"job:{j}" for j in dict.fromkeys(job_ids)]

@@ -95,20 +95,31 @@ def _replays(facts: Facts, cfg: PcieLinkConfig, nodes: dict[str, _Node]) -> None
 
 
 def _kernel(facts: Facts, nodes: dict[str, _Node], gpus: dict[str, set[str]]) -> None:
+    # A GPU's address is also any PCI address an Xid names on that node (NVRM prints it with each Xid).
+    xid_pci = {(e.node, (e.pci or "")[-12:]) for e in facts.kernel_events_of("xid") if getattr(e, "pci", None)}
     for e in facts.kernel_events_of("pcie_error"):
         if not isinstance(e, PcieEvent) or not e.node:
             continue
-        gpu_address = (e.pci or "")[-12:] in gpus.get(e.node, set()) or e.message.startswith("nvidia ")
+        gpu_address = ((e.pci or "")[-12:] in gpus.get(e.node, set()) or e.message.startswith("nvidia ")
+                       or (e.node, (e.pci or "")[-12:]) in xid_pci)
         if e.what == "link_degraded" and (gpu_address or not gpus.get(e.node)):
             nodes[e.node].evidence.append(kernel_evidence(e))
             nodes[e.node].what.add(f"link trained below capability at {e.pci}")
         elif e.what == "aer" and e.corrected and gpu_address:
             nodes[e.node].aer += 1
+        elif e.what == "aer" and not e.corrected and gpu_address:
+            # An uncorrected (non-fatal or fatal) AER error from the GPU's own address: the link or board
+            # lost data; the driver's Xid 32/45/79 that follow are its echo.
+            if not any(x.startswith("uncorrected") for x in nodes[e.node].what):
+                nodes[e.node].evidence.append(kernel_evidence(e))
+            nodes[e.node].what.add(f"uncorrected PCIe error at GPU {e.pci}")
 
 
 def check_gpu_pcie_link(facts: Facts, cfg: PcieLinkConfig) -> list[Finding]:
-    """gpu_hardware_fault per node with a GPU whose PCIe link is degraded (see the module docstring);
-    repeated corrected AER errors from the same GPU corroborate. Drain (or cordon) and resubmit the
+    """gpu_hardware_fault per node with a GPU whose PCIe link is degraded (see the module docstring), or
+    that reported an uncorrected AER error from a GPU's address (nvidia-smi's bus id, the ``nvidia`` driver's
+    own AER lines, or the address of an Xid on that node); repeated corrected AER errors from the same GPU
+    corroborate. Drain (or cordon) and resubmit the
     victims, as for any GPU hardware fault: the link is slot, riser or board hardware."""
     nodes: dict[str, _Node] = defaultdict(_Node)
     gpus: dict[str, set[str]] = defaultdict(set)
@@ -125,7 +136,8 @@ def check_gpu_pcie_link(facts: Facts, cfg: PcieLinkConfig) -> list[Finding]:
         aer = f"; {n.aer} corrected AER error(s) from the GPU" if n.aer >= 1 else ""
         findings.append(Finding(
             check="gpu_pcie_link", root_cause="gpu_hardware_fault",
-            message=f"{node}: GPU PCIe link degraded ({', '.join(sorted(n.what))}){aer}",
+            message=f"{node}: GPU PCIe link {'failed' if any(w.startswith('uncorrected') for w in n.what) else 'degraded'} "
+                    f"({', '.join(sorted(n.what))}){aer}",
             culprits=[ref.culprit, *culprits], evidence=n.evidence[:5],
             strength="direct", confidence=confidence("direct", corroborated=n.aer >= cfg.aer_corrected or len(n.what) >= 2),
             suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node, reason="degraded PCIe link")]

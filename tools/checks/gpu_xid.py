@@ -130,8 +130,15 @@ def _k8s_events(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
 def _cuda_errors(facts: Facts, nodes: dict[str, _Node]) -> None:
     """CUDA errors that say the hardware failed, attributed to the node that printed them: the host the
     line names, the rank's node, or the job's only node."""
+    # A job whose log says the driver and library disagree lost its GPUs to software (an upgrade without a
+    # reboot), however its later lines word it ("Found no NVIDIA driver"): node_software's to explain.
+    driver_jobs = {e.job for e in facts.job_events_of("cuda_error")
+                   if isinstance(e, CudaErrorEvent) and e.category == "driver" and e.job}
+    mismatched = {e.node for e in facts.kernel_events_of("gpu_driver") if getattr(e, "what", "") == "api_mismatch"}
     for e in facts.job_events_of("cuda_error"):
         if not isinstance(e, CudaErrorEvent) or e.category not in ("hardware", "device_missing") or not e.job:
+            continue
+        if e.category == "device_missing" and e.job in driver_jobs:
             continue
         allocated = job_nodes(facts, e.job)
         node = e.host if e.host and (e.host in allocated or facts.node(e.host)) else None
@@ -139,7 +146,7 @@ def _cuda_errors(facts: Facts, nodes: dict[str, _Node]) -> None:
             node = rank_node(facts, e.job, e.rank)
         if node is None and len(allocated) == 1:
             node = allocated[0]
-        if node is None:
+        if node is None or (e.category == "device_missing" and node in mismatched):
             continue
         n = nodes[node]
         n.symptoms.append(log_evidence(e))

@@ -40,10 +40,17 @@ class K8sCrashLoopConfig(CheckConfig):
     an OOM kill days ago on a container running fine since is history, not the problem."""
 
 
+SHM_FULL = re.compile(r"/dev/shm\S*[^\n]{0,200}?(?:No space left on device|ENOSPC)|insufficient shared memory|"
+                      r"out of shared memory|raise your shared memory limit", re.IGNORECASE)
+"""A container's /dev/shm too small for NCCL's shared-memory transport (``failed to extend /dev/shm/nccl-… :
+No space left on device``) or PyTorch's DataLoader workers (``insufficient shared memory (shm)``)."""
+
+
 def _verdict(c: K8sContainerStatus, cfg: K8sCrashLoopConfig, facts: Facts,
-             logged_oom: str | None = None) -> tuple[str, str, float] | None:
-    """(root cause, what happened, confidence) for one container, or None. ``logged_oom``: a CUDA out-of-memory
-    line from the pod's own log (its termination message may say nothing)."""
+             logged_oom: str | None = None, logged_shm: str | None = None) -> tuple[str, str, float] | None:
+    """(root cause, what happened, confidence) for one container, or None. ``logged_oom`` / ``logged_shm``: a
+    CUDA out-of-memory line, or a line saying /dev/shm is full, from the pod's own log (its termination
+    message may say nothing)."""
     if c.state == "running" and c.last_terminated_at is not None and \
             (facts.captured_at - c.last_terminated_at).total_seconds() > cfg.recent_s:
         return None
@@ -55,6 +62,11 @@ def _verdict(c: K8sContainerStatus, cfg: K8sCrashLoopConfig, facts: Facts,
         said = f": {logged_oom[:160]}" if logged_oom and not _CUDA_OOM.search(messages) else ""
         again = f", {c.restart_count} restarts" if c.restart_count else ""
         return "gpu_oom", f"CUDA out of memory (exit {exit_code}){again}{said}", \
+            strength_confidence("symptom", corroborated=True)
+    if died and (SHM_FULL.search(messages) or logged_shm):
+        said = (logged_shm or SHM_FULL.search(messages).group(0))[:160]  # type: ignore[union-attr]
+        return "user_code_error", (f"/dev/shm is full (exit {exit_code}): {said}; the pod spec leaves the container "
+                                   "the runtime's 64 MiB default — mount an emptyDir with medium: Memory at /dev/shm"), \
             strength_confidence("symptom", corroborated=True)
     if "OOMKilled" in reasons:
         return "host_oom", f"OOMKilled by its memory limit (exit {exit_code})", strength_confidence("state")
@@ -172,9 +184,11 @@ def check_k8s_crash_loop(facts: Facts, cfg: K8sCrashLoopConfig) -> list[Finding]
         # crash loops: the node still serves its GPUs.
         if pod.phase == "Succeeded" or (is_gpu_infra_pod(pod) and not is_gpu_monitoring_pod(pod)):
             continue
-        logged = next((e.message for e in pod_log_events(facts, pod) if e.kind == "cuda_oom"), None)
+        logs = pod_log_events(facts, pod)
+        logged = next((e.message for e in logs if e.kind == "cuda_oom"), None)
+        shm = next((e.message for e in logs if SHM_FULL.search(e.message)), None)
         for c in pod.containers:
-            verdict = _verdict(c, cfg, facts, logged)
+            verdict = _verdict(c, cfg, facts, logged, shm)
             if verdict is None:
                 continue
             cause, what, confidence = verdict

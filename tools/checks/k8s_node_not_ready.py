@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tools.checks.base import CheckConfig
 from tools.checks.k8s_evidence import active_pods_on, event_evidence, node_culprit, node_evidence, node_events, pod_culprit
 from tools.facts import Facts
@@ -60,6 +62,14 @@ def _newer(a: K8sEvent, b: K8sEvent, facts: Facts) -> bool:
     return aa is not None and (bb is None or aa < bb)
 
 
+SOFTWARE_NOT_READY = re.compile(
+    r"NetworkPluginNotReady|cni plugin not initiali[sz]ed|cni config uninitiali[sz]ed|container runtime is down|"
+    r"container runtime network not ready|runtime network not ready|container runtime status check may not have completed",
+    re.IGNORECASE)
+"""Ready=False messages of a kubelet that runs but whose node software does not (kubelet's runtime and
+network readiness checks): node_software_fault, not an unresponsive node."""
+
+
 def check_k8s_node_not_ready(facts: Facts, cfg: K8sNodeNotReadyConfig) -> list[Finding]:
     """node_unresponsive per Kubernetes node whose Ready condition is False or Unknown for at least
     ``min_not_ready_s``; its unfinished workload pods (GPU pods first; DaemonSet pods excluded) are
@@ -91,8 +101,13 @@ def check_k8s_node_not_ready(facts: Facts, cfg: K8sNodeNotReadyConfig) -> list[F
         evidence += [event_evidence(e) for e in node_events(facts, node.name) if e.reason == "NodeNotReady"][:3]
         evidence += [Evidence(text=f"pod {p.ref} phase={p.phase} on {node.name}", file=p.file) for p in pods[:3]]
         actions = [] if node.unschedulable else [ActionSpec(type="cordon_node", node=node.name, reason="kubelet NotReady")]
+        # The kubelet answers and says what it lacks: the node's network plugin (CNI) or container runtime.
+        software = bool(SOFTWARE_NOT_READY.search(why))
+        if software:
+            message = f"node {node.name}: kubelet up but its node software is not ready — " + message
         findings.append(Finding(
-            check="k8s_node_not_ready", root_cause="node_unresponsive", message=message,
+            check="k8s_node_not_ready", root_cause="node_software_fault" if software else "node_unresponsive",
+            message=message,
             culprits=[node_culprit(node.name), *[pod_culprit(p) for p in pods[: cfg.max_pod_culprits]]],
             evidence=evidence, strength="state",
             confidence=strength_confidence("state", corroborated=node.ready_status == "Unknown"),

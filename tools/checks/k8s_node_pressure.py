@@ -16,10 +16,10 @@ from tools.checks.k8s_evidence import event_evidence, event_pod_key, node_culpri
     pod_evidence
 from tools.checks.k8s_placement import pending_unscheduled, untolerated
 from tools.facts import Facts
-from tools.knowledge.k8s_pressure import IMAGE_GC_FAILED, PRESSURE_CAUSES, RECLAIM_EVENTS, cause_of_resource, \
+from tools.knowledge.k8s_pressure import OWN_LIMIT_EVICTED, IMAGE_GC_FAILED, PRESSURE_CAUSES, RECLAIM_EVENTS, cause_of_resource, \
     eviction_resource
 from tools.knowledge.precedence import confidence
-from tools.models.findings import Evidence, Finding
+from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.platform import node_ref, take_out_of_service
 
 __all__ = ["K8sNodePressureConfig", "check_k8s_node_pressure"]
@@ -107,4 +107,30 @@ def check_k8s_node_pressure(facts: Facts, cfg: K8sNodePressureConfig) -> list[Fi
             suggested_actions=take_out_of_service(facts, node_ref(facts, node), f"node {what} exhausted: kubelet evicting pods")
             if cond else [],
         ))
-    return findings
+    return findings + _over_own_limit(facts)
+
+
+def _over_own_limit(facts: Facts) -> list[Finding]:
+    """storage_full per pod the kubelet evicted for going over its own ephemeral-storage limit (status or
+    Evicted event): culprit the pod, action notify_owner; its node is fine and is not taken out of service."""
+    found: dict[str, tuple[str, str, Evidence]] = {}
+    replacements: dict[str, list[str]] = {}
+    for p in facts.k8s_pods:
+        if p.status_reason == "Evicted" and OWN_LIMIT_EVICTED.search(p.status_message or ""):
+            found.setdefault(p.ref, (p.namespace, p.name, pod_evidence(p, extra=f"Evicted: {p.status_message}")))
+            # Its controller's new pod, Pending: it lost the GPUs the evicted pod held to whoever came first.
+            replacements[p.ref] = [pod_culprit(q) for q in facts.k8s_pods if q.phase == "Pending" and p.owner_name
+                                   and (q.namespace, q.owner_name) == (p.namespace, p.owner_name)]
+    for e in facts.k8s_events:
+        if e.reason == "Evicted" and e.object_kind == "Pod" and OWN_LIMIT_EVICTED.search(e.message):
+            ns, name = event_pod_key(facts, e)
+            found.setdefault(f"{ns}/{name}", (ns, name, event_evidence(e)))
+    return [Finding(
+        check="k8s_node_pressure", root_cause="storage_full",
+        message=f"pod {ref} was evicted for writing more than its own ephemeral-storage limit (its container "
+                "filesystem, logs and emptyDir volumes); write checkpoints and data to a volume instead",
+        culprits=[f"pod:{ref}", *replacements.get(ref, [])[:3]], evidence=[ev], strength="state",
+        confidence=confidence("state"),
+        suggested_actions=[ActionSpec(type="notify_owner", pod=name, namespace=ns,
+                                      reason="evicted over its ephemeral-storage limit")],
+    ) for ref, (ns, name, ev) in sorted(found.items())]

@@ -13,12 +13,13 @@ from tools.facts import Facts
 from tools.facts.queries import affected_jobs
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
-from tools.models.logs import GpuStackEvent, SlurmNodeEvent
+from tools.models.logs import GpuDriverEvent, GpuStackEvent, SlurmNodeEvent
 from tools.platform import node_ref, take_out_of_service
 
 __all__ = ["NodeSoftwareConfig", "check_node_software_fault"]
 
 _FAILING = ("prolog_failed", "epilog_failed", "spank_error", "kill_task_failed")
+_WHAT = {"api_mismatch": "NVIDIA driver API mismatch: user-space driver upgraded without reloading the kernel module"}
 
 
 class NodeSoftwareConfig(CheckConfig):
@@ -46,6 +47,8 @@ def _stack_events(facts: Facts, node: str, words: tuple[str, ...]) -> list[objec
             out.append(e)
         elif isinstance(e, GpuStackEvent) and e.component in ("fabricmanager", "persistenced", "container-toolkit"):
             out.append(e)
+        elif isinstance(e, GpuDriverEvent) and e.what == "api_mismatch":
+            out.append(e)  # user-space driver newer than the loaded module: an upgrade without a reboot
         elif any(w in e.message.lower() for w in words):
             out.append(e)  # a hung enroot mount, a generic error naming the runtime
     return out
@@ -78,8 +81,8 @@ def check_node_software_fault(facts: Facts, cfg: NodeSoftwareConfig) -> list[Fin
         ref = node_ref(facts, node)
         jobs = affected_jobs(facts, [node])
         drain_reason = facts.reason_of(node) or ""
-        what = drain_reason if node in candidates else ", ".join(sorted({getattr(e, "what", None) or getattr(
-            e, "component", "error") for e in events}))
+        what = drain_reason if node in candidates else ", ".join(sorted({_WHAT.get(w, w) for w in (getattr(
+            e, "what", None) or getattr(e, "component", "error") for e in events)}))
         strength = "state" if node in candidates else "direct"
         findings.append(Finding(
             check="node_software_fault", root_cause="node_software_fault",

@@ -46,7 +46,8 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
     full volume that was not recorded.
     """
     full = [r for r in facts.lfs_df if r.use_pct >= cfg.full_pct]
-    failed = facts.job_events_of("enospc", "checkpoint_write_failure")
+    # /dev/shm full is the container's or node's shared-memory size, not a file system running out.
+    failed = [e for e in facts.job_events_of("enospc", "checkpoint_write_failure") if "/dev/shm" not in e.message]
     if not full and not [e for e in failed if e.kind == "enospc"]:
         return []
     # One line can be both kinds ("No space left on device" while saving a .pt): count lines.

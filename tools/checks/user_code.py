@@ -21,7 +21,7 @@ A RuntimeError is judged by its message (CUDA/NCCL/checkpoint messages are infra
 
 _INFRA_WORDS = ("cuda", "nccl", "out of memory", "no space left", "ecc", "pytorchstream", "nvlink",
                 "timed out", "connection", "stale file handle", "input/output error",
-                "killed by signal", "exited unexpectedly", "inline_container")
+                "killed by signal", "exited unexpectedly", "inline_container", "nvidia driver")
 """Message fragments of infrastructure failures: a worker killed from outside (the OOM killer:
 ``DataLoader worker (pid N) is killed by signal: Killed``) and PyTorch's checkpoint zip writer or
 reader failing (``[enforce fail at inline_container.cc:603] . unexpected pos``, a full disk)."""

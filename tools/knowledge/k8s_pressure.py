@@ -32,6 +32,12 @@ IMAGE_GC_FAILED = re.compile(r"Failed to garbage collect required amount of imag
                              re.IGNORECASE)
 
 
+OWN_LIMIT_EVICTED = re.compile(r"ephemeral local storage usage exceeds the total limit|exceeded its local ephemeral storage "
+                               r"limit|Usage of EmptyDir volume \S+ exceeds the limit", re.IGNORECASE)
+"""The kubelet's eviction messages for a pod over its own ephemeral-storage limit (container writable layers,
+logs and emptyDir volumes), as opposed to a node short of disk: the pod's spec or its writes are the cause."""
+
+
 def eviction_resource(message: str) -> str | None:
     """The resource an Evicted message says the node ran low on (``ephemeral-storage``, ``memory``), or None."""
     m = EVICTED_FOR.search(message)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tools.errors import SnapshotError
 from tools.limits import input_limits
@@ -31,8 +31,17 @@ class ManifestEntry(BaseModel):
     url: str | None = None
     node: str | None = None
     job: str | None = None
+    pod: str | None = None
+    """``namespace/name`` of the pod a container log (``kubectl logs``) belongs to; stands for ``job`` when no
+    job is given, so the log's lines are the pod's."""
     columns: str | None = None
     source: str | None = None
+
+    @model_validator(mode="after")
+    def _pod_is_the_logs_owner(self) -> "ManifestEntry":
+        if self.pod and not self.job:
+            self.job = self.pod
+        return self
 
 
 class ClusterInfo(BaseModel):

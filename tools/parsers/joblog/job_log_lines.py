@@ -54,7 +54,7 @@ _CUDA_CATEGORY = [
                 re.IGNORECASE), "device_missing"),
     (re.compile(r"driver version is insufficient|driver on your system is too old|Driver/library version mismatch|forward compatibility|"
                 r"unsupported display driver|system not yet initiali[sz]ed", re.IGNORECASE), "driver"),
-    (re.compile(r"illegal memory access|device-side assert|invalid argument|invalid device function|"
+    (re.compile(r"illegal memory access|device-side assert|invalid argument|invalid device function|no kernel image|"
                 r"misaligned address|illegal instruction|invalid configuration", re.IGNORECASE), "application"),
 ]
 _NET_EVENT = [

@@ -26,6 +26,7 @@ _NO_HANDLE = re.compile(r"Unable to determine the device handle for (?:GPU|gpu) 
                         re.IGNORECASE)
 _INIT = re.compile(r"RmInitAdapter failed|rm_init_adapter failed|failed to initialize the NVIDIA GPU|"
                    r"GPU initialization failed", re.IGNORECASE)
+_API_MISMATCH = re.compile(r"NVRM: API mismatch: the client has the version", re.IGNORECASE)
 _DRIVER_ERR = re.compile(r"\b(?:GSP|RPC|timeout|timed out|failed|error|unexpected)\b", re.IGNORECASE)
 
 _STACK_SOURCES = {
@@ -72,6 +73,10 @@ def classify_gpu(msg: str) -> Classified | None:
         return "gpu_ecc", {"pci": normalize_pci(msg)}
     if _INIT.search(msg):
         return "fallen_off_bus", {"pci": normalize_pci(msg), "how": "init_failed"}
+    if _API_MISMATCH.search(msg):
+        # The user-space driver (libcuda/libnvidia-ml) was upgraded under a loaded kernel module: no CUDA
+        # program starts until the module is reloaded or the node rebooted.
+        return "gpu_driver", {"pci": None, "what": "api_mismatch"}
     if _DRIVER_ERR.search(msg):
         what = "gsp" if "GSP" in msg else "error"
         return "gpu_driver", {"pci": normalize_pci(msg), "what": what}
