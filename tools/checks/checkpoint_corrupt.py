@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tools.checks.base import CheckConfig, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import newest_checkpoint, same_run_jobs
+from tools.facts.queries import job_state, newest_checkpoint, same_run_jobs
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Finding
 from tools.models.logs import CheckpointEvent, JobLogEventBase
@@ -46,6 +46,8 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
             newest = newest_checkpoint(facts, job)
             bad = {newest} if newest else set()
         newest_good = newest_checkpoint(facts, job, bad=bad)
+        # A copy of the run already queued would load the same broken checkpoint: hold it until it is fixed.
+        queued = [j for j in run if j != job and job_state(facts, j) == "PENDING"]
         findings.append(Finding(
             check="checkpoint_load_failure", root_cause="checkpoint_corrupt",
             message=f"job {job}: {len(failures)} checkpoint load failure(s)"
@@ -54,6 +56,8 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
             evidence=[log_evidence(e) for e in failures[:3]],
             strength="symptom", confidence=confidence("symptom", corroborated=True),
             suggested_actions=[ActionSpec(type="resubmit_from_checkpoint", job=job, checkpoint=newest_good,
-                                          reason="newest checkpoint is corrupt; resume from an older verified one")],
+                                          reason="newest checkpoint is corrupt; resume from an older verified one")]
+            + [ActionSpec(type="hold_job", job=q, reason=f"queued resume of job {job} would load the same corrupt checkpoint")
+               for q in queued[:3]],
         ))
     return findings

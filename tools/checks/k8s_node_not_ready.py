@@ -63,11 +63,11 @@ def _newer(a: K8sEvent, b: K8sEvent, facts: Facts) -> bool:
 
 
 SOFTWARE_NOT_READY = re.compile(
-    r"NetworkPluginNotReady|cni plugin not initiali[sz]ed|cni config uninitiali[sz]ed|container runtime is down|"
-    r"container runtime network not ready|runtime network not ready|container runtime status check may not have completed",
+    r"NetworkPluginNotReady|cni plugin not initiali[sz]ed|cni config uninitiali[sz]ed|runtime network not ready",
     re.IGNORECASE)
-"""Ready=False messages of a kubelet that runs but whose node software does not (kubelet's runtime and
-network readiness checks): node_software_fault, not an unresponsive node."""
+"""Ready=False messages of a kubelet that runs but whose node network plugin (CNI) does not: node_software_fault,
+not an unresponsive node. A runtime that is down or a PLEG that stopped (``container runtime is down, PLEG is not
+healthy``) leaves the node unable to run or report anything: node_unresponsive, as before."""
 
 
 def check_k8s_node_not_ready(facts: Facts, cfg: K8sNodeNotReadyConfig) -> list[Finding]:

@@ -22,6 +22,14 @@ _FAILING = ("prolog_failed", "epilog_failed", "spank_error", "kill_task_failed")
 _WHAT = {"api_mismatch": "NVIDIA driver API mismatch: user-space driver upgraded without reloading the kernel module"}
 
 
+def _what(e: object) -> str:
+    """A short name for what a node-software event says."""
+    if getattr(e, "kind", "") in ("nccl_error", "generic", "nccl_remote_error") and _MEMLOCK.search(getattr(e, "message", "")):
+        return "RDMA memory registration fails on the locked-memory limit (ulimit -l / memlock too low)"
+    w = getattr(e, "what", None) or getattr(e, "component", "error")
+    return _WHAT.get(w, w)
+
+
 class NodeSoftwareConfig(CheckConfig):
     """Drain reasons and log fragments that point at node software."""
 
@@ -40,7 +48,16 @@ _REPORTS_HARDWARE = re.compile(r"detected NVSwitch (?:fatal|non-fatal) error|NVS
 def _stack_events(facts: Facts, node: str, words: tuple[str, ...]) -> list[object]:
     """Node-software log events: slurmd/SPANK failures, GPU-stack daemons failing, lines naming them."""
     out: list[object] = []
+    # A driver API mismatch ends when the kernel module is loaded again (a reboot or a module reload).
+    reloaded: dict[str | None, int] = {}  # per file: the last line where the module loaded
     for e in facts.kernel_events_on(node):
+        if isinstance(e, GpuDriverEvent) and e.what == "module_loaded":
+            reloaded[e.file] = max(reloaded.get(e.file, 0), e.line)
+    for e in facts.kernel_events_on(node):
+        if isinstance(e, GpuDriverEvent) and e.what == "module_loaded":
+            continue
+        if isinstance(e, GpuDriverEvent) and e.what == "api_mismatch" and e.line < reloaded.get(e.file, 0):
+            continue
         if _REPORTS_HARDWARE.search(e.message):
             continue  # Fabric Manager reporting an NVSwitch / NVLink error is the messenger: interconnect's
         if isinstance(e, SlurmNodeEvent) and e.what in _FAILING:
@@ -51,6 +68,23 @@ def _stack_events(facts: Facts, node: str, words: tuple[str, ...]) -> list[objec
             out.append(e)  # user-space driver newer than the loaded module: an upgrade without a reboot
         elif any(w in e.message.lower() for w in words):
             out.append(e)  # a hung enroot mount, a generic error naming the runtime
+    return out
+
+
+_MEMLOCK = re.compile(r"ibv_reg_mr\w*(?:\(\))? (?:failed|returned)[^\n]{0,80}?(?:Cannot allocate memory|ENOMEM|errno 12)"
+                      r"|RLIMIT_MEMLOCK|memlock limit", re.IGNORECASE)
+"""RDMA memory registration refused for want of locked memory (``NCCL WARN Call to ibv_reg_mr_iova2 failed with
+error Cannot allocate memory``): the node's memlock limit (``ulimit -l``, slurmd's LimitMEMLOCK, limits.conf) is
+too low — a node image or unit file problem, not the fabric."""
+
+
+def _memlock_hosts(facts: Facts) -> dict[str, list[object]]:
+    """Nodes whose jobs' RDMA registrations failed on the locked-memory limit: the host that printed the line."""
+    out: dict[str, list[object]] = defaultdict(list)
+    for e in facts.job_events_of("nccl_error", "generic", "nccl_remote_error"):
+        host = getattr(e, "host", None)
+        if host and facts.node(host) is not None and _MEMLOCK.search(e.message):
+            out[host].append(e)
     return out
 
 
@@ -73,6 +107,8 @@ def check_node_software_fault(facts: Facts, cfg: NodeSoftwareConfig) -> list[Fin
         events = _stack_events(facts, node, cfg.log_words)
         if events:
             logs[node] = events
+    for node, events in _memlock_hosts(facts).items():
+        logs.setdefault(node, []).extend(events)
     findings: list[Finding] = []
     for node in sorted(set(candidates) | set(logs)):
         events = logs.get(node, [])
@@ -81,8 +117,7 @@ def check_node_software_fault(facts: Facts, cfg: NodeSoftwareConfig) -> list[Fin
         ref = node_ref(facts, node)
         jobs = affected_jobs(facts, [node])
         drain_reason = facts.reason_of(node) or ""
-        what = drain_reason if node in candidates else ", ".join(sorted({_WHAT.get(w, w) for w in (getattr(
-            e, "what", None) or getattr(e, "component", "error") for e in events)}))
+        what = drain_reason if node in candidates else ", ".join(sorted({_what(e) for e in events}))
         strength = "state" if node in candidates else "direct"
         findings.append(Finding(
             check="node_software_fault", root_cause="node_software_fault",

@@ -43,6 +43,8 @@ def _node_signal(ev: object) -> bool:
         return ev.what not in ("job_cancelled", "controller_restart")
     if isinstance(ev, HostFaultEvent):  # corrected memory errors and the lines of a record are not signals
         return ev.fatal or ev.what in ("soft_lockup", "oops", "machine_check")
+    if kind == "gpu_driver" and getattr(ev, "what", "") == "module_loaded":
+        return False
     if kind == "fs_client":
         return getattr(ev, "state", "") not in ("restored",)
     return True

@@ -166,7 +166,24 @@ def same_run_jobs(facts: Facts, job_id: str) -> list[str]:
             u, n, w = ident(jid)
             if jid not in ids and u == user and ((name and n == name) or (work and w == work)):
                 ids.append(jid)
+    elif name and name.lower() not in _GENERIC_NAMES:
+        # No user known for the job (sacct's default -o has none): the same distinctive job name.
+        by_name = facts.cached("jobs_by_name", lambda: _by_name(facts))
+        ids += [jid for jid in by_name.get(name, []) if jid != job_id]
     return ids
+
+
+_GENERIC_NAMES = frozenset({"bash", "sh", "python", "python3", "train", "train.sh", "run.sh", "job", "sbatch", "wrap",
+                            "interactive", "srun", "script", "test", "jupyter"})
+"""Job names too common to tie two jobs to one run without a user."""
+
+
+def _by_name(facts: Facts) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for jid, nm in [(j.job_id, j.name) for j in facts.jobs] + [(r.job_id, r.name) for r in facts.acct]:
+        if nm and jid not in out.setdefault(nm, []):
+            out[nm].append(jid)
+    return out
 
 
 def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> str | None:

@@ -55,7 +55,7 @@ _ALL = Gates(True, True, True)
 
 
 _RESUMING = re.compile(
-    r"(?:restoring states from the checkpoint path at|resum(?:ing|e) (?:training )?from (?:checkpoint )?|"
+    r"(?:restoring states from the checkpoint path at|resum(?:ing|e) (?:training )?from (?:(?:the )?(?:latest|last|newest) )?(?:dcp |sharded )?(?:checkpoint:? )?|"
     r"loading (?:checkpoint|state dict|weights) (?:from )?|loading checkpoint shards from )\s*['\"]?(?P<path>/[^\s'\",]+)",
     re.IGNORECASE)
 """A resume naming the checkpoint it loads (Lightning's ``Restoring states from the checkpoint path at``,

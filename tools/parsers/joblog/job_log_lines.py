@@ -103,12 +103,16 @@ _CKPT_WRITE = re.compile(
 )
 _CKPT_LOAD = re.compile(
     r"PytorchStreamReader failed|failed finding central directory|Error\(s\) in loading state_dict|unexpected EOF"
-    r"|EOFError: Ran out of input|UnpicklingError|SafetensorError|(?:fail\w*|error\w*|unable) (?:to |while |when )?(?:load|read)\w* (?:the )?checkpoint",
+    r"|EOFError: Ran out of input|UnpicklingError|SafetensorError|(?:fail\w*|error\w*|unable) (?:to |while |when )?(?:load|read)\w* (?:the )?checkpoint"
+    # torch.distributed.checkpoint (DCP): a shard short or empty ("Unable to read N bytes at offset 0 from
+    # __3_0.distcp (file size 0)"), reported by the loader as CheckpointException.
+    r"|Unable to read \d+ bytes at offset \d+ from \S+\.distcp|CheckpointException ranks:",
     re.IGNORECASE,
 )
 _SAVING = re.compile(r"checkpoint|torch\.save|\bsav(?:e|ing)\b|\.(?:pt|pth|ckpt|safetensors|bin)\b", re.IGNORECASE)
 _CKPT_SAVED = re.compile(
     r"\b(?:saved checkpoint|checkpoint saved|saving model checkpoint|saving model to|saved model checkpoint|"
+    r"saved (?:dcp|sharded|distributed|async|fsdp|deepspeed|full) checkpoint|"
     r"saved (?:state|weights) to)\b", re.IGNORECASE)
 _ABS_PATH = re.compile(r"""(?:(?<=[\s'"=:])|^)(?P<path>/[^\s'"(),]+)""")
 """A completed (or, for Lightning/HF's "saving model ... to", started) checkpoint save naming its path."""

@@ -26,6 +26,7 @@ _NO_HANDLE = re.compile(r"Unable to determine the device handle for (?:GPU|gpu) 
                         re.IGNORECASE)
 _INIT = re.compile(r"RmInitAdapter failed|rm_init_adapter failed|failed to initialize the NVIDIA GPU|"
                    r"GPU initialization failed", re.IGNORECASE)
+_MODULE_LOADED = re.compile(r"NVRM: loading NVIDIA UNIX \S+ Kernel Module", re.IGNORECASE)
 _API_MISMATCH = re.compile(r"NVRM: API mismatch: the client has the version", re.IGNORECASE)
 _DRIVER_ERR = re.compile(r"\b(?:GSP|RPC|timeout|timed out|failed|error|unexpected)\b", re.IGNORECASE)
 
@@ -73,6 +74,8 @@ def classify_gpu(msg: str) -> Classified | None:
         return "gpu_ecc", {"pci": normalize_pci(msg)}
     if _INIT.search(msg):
         return "fallen_off_bus", {"pci": normalize_pci(msg), "how": "init_failed"}
+    if _MODULE_LOADED.search(msg):
+        return "gpu_driver", {"pci": None, "what": "module_loaded"}  # info: the kernel module (re)loaded
     if _API_MISMATCH.search(msg):
         # The user-space driver (libcuda/libnvidia-ml) was upgraded under a loaded kernel module: no CUDA
         # program starts until the module is reloaded or the node rebooted.

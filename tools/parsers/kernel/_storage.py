@@ -67,6 +67,15 @@ _GPFS_NODE = re.compile(r"\b(?:Node |to |from )?\d{1,3}(?:\.\d{1,3}){3} \((?P<no
 _NFS = re.compile(r"^nfs\d?: server (?P<server>[\w.:\[\]-]{1,128}) (?P<state>not responding|OK)\b")
 _STALE = re.compile(r"\bStale (?:NFS )?file handle\b", re.IGNORECASE)
 _BEEGFS = re.compile(r"^beegfs: .*(?:Communication error|Unable to|error|fail)", re.IGNORECASE)
+_MODULE_FAILED = re.compile(
+    r"^(?P<mod>beegfs|lustre|lnet|ko2iblnd|ksocklnd|ptlrpc|obdclass|mdc|osc|lov|mmfs\w*|tracedev|nfs|nfsv4|rpcrdma): "
+    r"(?:Unknown symbol|disagrees about version of symbol)")
+"""A file-system client's kernel module that will not load against the running kernel or OFED (``beegfs:
+Unknown symbol ib_register_client (err -22)`` after an update): the client is not started on this node."""
+_CLIENT_UNIT_FAILED = re.compile(r"(?P<mod>beegfs-client|beegfs-helperd|lustre|lnet|gpfs|mmfs)\S*\.service: "
+                                 r"(?:Failed with result|Main process exited, code=exited, status=[1-9])", re.IGNORECASE)
+_MODULE_FS = {"beegfs": "beegfs", "mmfs": "gpfs", "tracedev": "gpfs", "gpfs": "gpfs", "nfs": "nfs", "nfsv4": "nfs",
+              "rpcrdma": "nfs"}
 
 
 def _walk_back(text: str, end: int, allowed: frozenset[str], limit: int = 64) -> int:
@@ -122,6 +131,11 @@ def classify_lustre(msg: str) -> Classified | None:
 
 def classify_fs_client(source: str, msg: str) -> Classified | None:
     """A GPFS, NFS or BeeGFS client/server event in one message; else None."""
+    m = _MODULE_FAILED.match(msg) or _CLIENT_UNIT_FAILED.search(msg)
+    if m:
+        mod = m["mod"].lower().split("-")[0]
+        fs_type = _MODULE_FS.get(mod, "gpfs" if mod.startswith("mmfs") else "lustre")
+        return "fs_client", {"fs_type": fs_type, "state": "not_started"}
     m = _NFS.match(msg)
     if m:
         return "fs_client", {"fs_type": "nfs", "server": m["server"],
