@@ -91,6 +91,10 @@ def _gaps(coverage: dict[str, Any] | None) -> list[str]:
     return gaps
 
 
+SLOWDOWN = re.compile(r"\b(?:slow(?:er|ed|s|ing)?\b(?! to start)|(?:throughput|tokens/s|tflops|mfu)\s+(?:dropped|fell|"
+                      r"halved|went down)|(?:step|iteration) times? (?:went up|doubled|grew))", re.IGNORECASE)
+"""The question reports that work got slower (``got ~30% slower``, ``slowed down by 40%``, ``throughput dropped``)."""
+
 SILENT_MIN = 30.0
 """A RUNNING job whose log has said nothing for this long is stalled until something explains it."""
 _ENDED_BADLY = ("FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "TIMEOUT")
@@ -183,6 +187,11 @@ def decide(question: str, findings: list[dict[str, Any]], table: Precedence | No
     weak = [r for r in ranked if r.score < HEALTHY_BELOW]
     subject_gaps, subject_culprits = _subject_gaps(coverage, findings)
     gaps = _gaps(coverage) + subject_gaps
+    if SLOWDOWN.search(question):
+        # Slowness the asker saw is a symptom of something: with no cause found, "healthy" would deny it.
+        gaps.append("the slowdown the question reports is not explained by what was read (no throttling, Xid, "
+                    "link, file-system or straggler signal); read next: per-rank step times, the fabric's port "
+                    "counters and the file system's job_stats for the job")
     head = " ".join(f"{line}." for line in lead)
     if asked_unknown and ranked and ranked[0].score >= HEALTHY_BELOW:
         gaps.append("found meanwhile, not about it: " + ranked[0].findings[0]["message"])

@@ -211,6 +211,8 @@ class Facts(BaseModel):
         for e in self.job_log_events:
             if e.job and getattr(e, "host", None):
                 out[e.job].add(e.host)
+            elif e.job and e.kind == "slurm_message" and getattr(e, "tasks", None) and getattr(e, "node", None):
+                out[e.job].add(e.node)  # srun's "srun: error: NODE: task N: Exited with exit code 1"
         for s in self.job_logs:
             if s.job:
                 out[s.job].update(s.hosts)
