@@ -78,6 +78,24 @@ _COUNTED = re.compile(
     r"replicas|cards|users|minutes|hours|seconds|days)\b", re.IGNORECASE)
 """A number followed (within a few words) by a plural count noun counts things, not a job id (``92 of their 100
 AlphaFold array tasks``)."""
+_HOSTLIST_RE = re.compile(r"\b([a-z][\w-]*)\[([\d,\-]{1,40})\]", re.IGNORECASE)
+"""A Slurm hostlist in the question (``train-st-p4d-[1-4]``, ``gpu[01-03,07]``)."""
+
+
+def _expand(prefix: str, ranges: str, limit: int = 64) -> list[str]:
+    """The host names of ``prefix[ranges]``, zero padding kept, at most ``limit``."""
+    out: list[str] = []
+    for part in ranges.split(","):
+        lo, _, hi = part.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            continue
+        for n in range(int(lo), int(hi or lo) + 1):
+            out.append(f"{prefix}{n:0{len(lo)}d}")
+            if len(out) >= limit:
+                return out
+    return out
+
+
 _HOST_RE = re.compile(r"\b([a-z][a-z-]*\d+[a-z0-9-]*)\b", re.IGNORECASE)
 _NAME_RE = re.compile(r"(?<![\w.-])([a-z0-9][a-z0-9.-]*[a-z0-9](?:/[a-z0-9][a-z0-9.-]*[a-z0-9])?)(?![\w-])")
 """Kubernetes-style names (``ml-train/whisper-ft-worker-0``, ``ip-10-42-19-77.ec2.internal``)."""
@@ -86,7 +104,11 @@ _NAME_RE = re.compile(r"(?<![\w.-])([a-z0-9][a-z0-9.-]*[a-z0-9](?:/[a-z0-9][a-z0
 def named_entities(question: str) -> set[str]:
     """Job ids, host-like and Kubernetes-style names the question mentions (``4242``, ``gpu017``,
     ``ml-train/whisper-ft-worker-0``), lower case."""
-    found = {m.group(1) for m in _JOB_RE.finditer(question)}
+    # A hostlist quoted from a field (``UnavailableNodes:gpu-a-[029-032]``) is the job's state, not a subject.
+    lists = [m for m in _HOSTLIST_RE.finditer(question) if question[max(0, m.start() - 1):m.start()] not in (":", "=")]
+    hosts = {h for m in lists for h in _expand(m.group(1).lower(), m.group(2))}
+    question = _HOSTLIST_RE.sub(" ", question)  # the list's prefix and ranges are not names of their own
+    found = {m.group(1) for m in _JOB_RE.finditer(question)} | hosts
     found |= {m.group(1) for m in _ID_RE.finditer(question)
               if not _NOT_AN_ID.search(question[max(0, m.start() - 24):m.start()])
               and not _COUNTED.match(question[m.end():m.end() + 48])}

@@ -148,12 +148,25 @@ def _cuda_errors(facts: Facts, nodes: dict[str, _Node]) -> None:
             node = allocated[0]
         if node is None or (e.category == "device_missing" and node in mismatched):
             continue
+        if e.category == "hardware" and _records_clean(facts, node):
+            continue  # the node's own kernel log and DCGM counters say nothing happened: contradictory, not proof
         n = nodes[node]
         n.symptoms.append(log_evidence(e))
         n.what.add("CUDA: " + clip(e.error, 60))
         n.interrupting = True
         if e.job not in n.jobs:
             n.jobs.append(e.job)
+
+
+def _records_clean(facts: Facts, node: str) -> bool:
+    """The node's kernel log was read and holds no Xid, lost GPU or ECC line, and DCGM's uncorrectable-ECC
+    counters were read and are all zero: a job's "uncorrectable ECC error" is then not corroborated."""
+    kernel_read = any(a.format == "kernel-log" and a.node == node for a in facts.artifacts)
+    if not kernel_read or any(ev.kind in ("xid", "fallen_off_bus", "gpu_ecc") for ev in facts.kernel_events_on(node)):
+        return False
+    dbe = [s for name in ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_DEV")
+           for s in facts.samples(name) if s.node == node]
+    return bool(dbe) and all(s.value == 0 for s in dbe)
 
 
 def _repeat_app_faults(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from tools.checks.base import CheckConfig, job_culprits, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import is_slurm_job_id
+from tools.facts.queries import is_slurm_job_id, job_nodes
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.lustre import LfsDfRow
+from tools.platform import node_ref, take_out_of_service
 
 __all__ = ["StorageFullConfig", "check_storage_full"]
 
@@ -67,7 +68,10 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
     fss = sorted({r.fs or r.uuid.split("-")[0] for r in full})
     culprits = [f"fs:{fs}" for fs in fss] + job_culprits(jobs)
     what = ", ".join(f"{r.uuid} {r.use_pct:.0f}%{' inodes' if r.inodes else ''}" for r in full[:4])
-    return [Finding(
+    local = _local_disks(facts, enospc)
+    if local and not full:
+        return local
+    return local + [Finding(
         check="storage_full", root_cause="storage_full",
         message=(f"full targets: {what} (threshold {cfg.full_pct:.0f}%)" if full else "jobs hit ENOSPC")
         + (f"; {len(enospc)} write failure(s) in job logs" if enospc else ""),
@@ -77,3 +81,30 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
                                       reason="fills the full target" if j in {w for w, _, _ in writers}
                                       else "writes fail: file system full") for j in jobs],
     )]
+
+
+def _local_disks(facts: Facts, enospc: list) -> list[Finding]:
+    """storage_full per node whose own disk (a ``/dev/`` device in a ``df`` row a job printed) is full: culprit
+    the node and the jobs that hit ENOSPC there; take the node out of service until the disk is cleaned (what a
+    previous job left in node-local scratch fails every job placed there next)."""
+    by_node: dict[str, list] = {}
+    for e in enospc:
+        if getattr(e, "device", None) and e.device.startswith("/dev/") and e.job:
+            nodes = job_nodes(facts, e.job)
+            if len(nodes) == 1:
+                by_node.setdefault(nodes[0], []).append(e)
+    out: list[Finding] = []
+    for node, rows in sorted(by_node.items()):
+        jobs = list(dict.fromkeys(e.job for e in enospc if e.job and job_nodes(facts, e.job) == [node]))
+        ref = node_ref(facts, node)
+        mounts = ", ".join(sorted({f"{e.mount} {e.use_pct:.0f}%" for e in rows}))
+        out.append(Finding(
+            check="storage_full", root_cause="storage_full",
+            message=f"{node}: its own disk is full ({mounts}); jobs placed there fail with ENOSPC",
+            culprits=[ref.culprit, *job_culprits(jobs)],
+            evidence=[log_evidence(e) for e in (rows[:1] + [x for x in enospc if x.job in jobs and x not in rows][:2])],
+            strength="direct", confidence=confidence("direct", corroborated=len(jobs) >= 1),
+            suggested_actions=take_out_of_service(facts, ref, f"node-local disk full: {mounts}")
+            + [ActionSpec(type="notify_owner", job=j, reason=f"failed on a full local disk of {node}") for j in jobs],
+        ))
+    return out

@@ -9,9 +9,11 @@ finding whose suggested actions are read-only, so the answer is never ``healthy`
 
 from __future__ import annotations
 
+import re
+
 from tools.checks.base import CheckConfig, clip, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import job_state
+from tools.facts.queries import job_nodes, job_state, rank_node
 from tools.knowledge.xid import xid_class
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import HostFaultEvent, PcieEvent, SlurmNodeEvent, XidEvent
@@ -50,6 +52,22 @@ def _node_signal(ev: object) -> bool:
     return True
 
 
+_GPU_WORDS = re.compile(r"\bCUDA error|\bECC\b|\bXid\b|\bNVML\b|GPU is lost|fallen off the bus", re.IGNORECASE)
+
+
+def _printed_on(facts: Facts, ev: object) -> str | None:
+    """The node a job-log line came from: the host it names, its rank's node, or the job's only node."""
+    job = getattr(ev, "job", None) or ""
+    host = getattr(ev, "host", None)
+    if host and facts.node(host) is not None:
+        return host
+    rank = getattr(ev, "rank", None)
+    if rank is not None and (node := rank_node(facts, job, rank)):
+        return node
+    nodes = job_nodes(facts, job)
+    return nodes[0] if len(nodes) == 1 else None
+
+
 def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedConfig | None = None) -> Finding | None:
     """One ``inconclusive`` finding quoting error-level signals on nodes and jobs no finding names
     (kernel/syslog lines nobody classified, unknown Xids, uncorrected PCIe errors, failing daemons, error
@@ -70,12 +88,15 @@ def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedC
             if len(evidence) < cfg.max_evidence:
                 evidence.append(kernel_evidence(ev))
     jobs: dict[str, int] = {}
+    gpu_nodes: dict[str, None] = {}  # where a job's unexplained GPU error was printed: worth a diagnostic
     for ev in facts.job_events_of("generic", "cuda_error", "fs_error"):
         if ev.job and ev.job not in named and ev.job.split("_", 1)[0] not in named \
                 and job_state(facts, ev.job) in _ENDED_BADLY:
             jobs[ev.job] = jobs.get(ev.job, 0) + 1
             if len(evidence) < cfg.max_evidence:
                 evidence.append(log_evidence(ev))
+            if _GPU_WORDS.search(ev.message) and (node := _printed_on(facts, ev)) and node not in named:
+                gpu_nodes[node] = None
     explained_errors = any(f.root_cause == "controller_unreachable" for f in findings)
     slurm = [e for e in facts.slurm_errors if not explained_errors]
     evidence += [Evidence(text=clip(f"{e.path}: {e.message}"), file=e.path) for e in slurm[:2]]
@@ -87,12 +108,15 @@ def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedC
     where += [f"{e.format} printed an error" for e in slurm[:2]]
     actions = [ActionSpec(type="run_gpu_diagnostic", node=n, reason="unexplained error-level kernel lines")
                for n in list(nodes)[:2] if facts.node(n) is not None or facts.k8s_node(n) is not None]
+    actions += [ActionSpec(type="run_gpu_diagnostic", node=n, reason="a job's GPU error that no record on the node explains")
+                for n in list(gpu_nodes)[:2] if n not in nodes and facts.node(n) is not None]
     actions += [ActionSpec(type="notify_owner", job=j, reason="job ended badly with errors Warden cannot explain")
                 for j in list(jobs)[:2]]
     return Finding(
         check="unexplained_signals", root_cause="inconclusive",
         message=f"{count} error-level signal(s) no check explains: {', '.join(where)}",
-        culprits=[node_ref(facts, n).culprit for n in list(nodes)[:4]] + [f"job:{j}" for j in list(jobs)[:4]],
+        culprits=[node_ref(facts, n).culprit for n in list(dict.fromkeys([*nodes, *gpu_nodes]))[:4]]
+        + [f"job:{j}" for j in list(jobs)[:4]],
         evidence=evidence[: cfg.max_evidence], strength="heuristic", confidence=0.5,
         suggested_actions=actions,
     )

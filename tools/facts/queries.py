@@ -210,9 +210,23 @@ def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> 
     return max(saved, key=order).path
 
 
+def _in_tasks(rank: int, tasks: str) -> bool:
+    """Whether ``rank`` is in srun's task list (``9``, ``0-7``, ``0,2,4-6``)."""
+    for part in tasks.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if lo.isdigit() and (not hi or hi.isdigit()) and int(lo) <= rank <= int(hi or lo):
+            return True
+    return False
+
+
 def rank_node(facts: Facts, job_id: str, rank: int) -> str | None:
-    """The node a global rank runs on, assuming Slurm's block distribution (ranks fill a node's GPUs
-    before the next node) and one rank per GPU; None when the job's nodes or GPU counts are unknown."""
+    """The node a global rank runs on: where srun said that task ended (``srun: error: NODE: task 9: ...``),
+    else by Slurm's block distribution (ranks fill a node's GPUs before the next node, one rank per GPU);
+    None when neither tells."""
+    for e in facts.job_events(job_id):
+        tasks, node = getattr(e, "tasks", None), getattr(e, "node", None)
+        if e.kind == "slurm_message" and tasks and node and _in_tasks(rank, tasks):
+            return node
     job = facts.job(job_id)
     acct = facts.acct_job(job_id)
     nodes = (job.nodes if job else []) or (acct.nodes if acct else [])

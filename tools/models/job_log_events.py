@@ -136,6 +136,11 @@ class EnospcEvent(JobLogEventBase):
 
     kind: Literal["enospc"] = "enospc"
     error: Literal["ENOSPC", "EDQUOT"] = "ENOSPC"
+    device: str | None = None
+    """For a full file system the job printed with ``df`` (``/dev/md0 3.5T 3.5T 20K 100% /local/scratch``):
+    the device, mount point and use (%); a ``/dev/`` device is a disk of the node itself."""
+    mount: str | None = None
+    use_pct: float | None = None
 
 
 class FsErrorEvent(JobLogEventBase):

@@ -57,6 +57,8 @@ _CUDA_CATEGORY = [
     (re.compile(r"illegal memory access|device-side assert|invalid argument|invalid device function|no kernel image|"
                 r"misaligned address|illegal instruction|invalid configuration", re.IGNORECASE), "application"),
 ]
+_DF_FULL = re.compile(r"^(?P<dev>/dev/\S+|\S+:/\S*)\s+\S+\s+\S+\s+\S+\s+(?P<pct>100|99)%\s+(?P<mount>/\S*)\s*$")
+"""A ``df`` / ``df -h`` row the job printed, of a file system at 99-100 % (device, size, used, avail, use%, mount)."""
 _NET_EVENT = [
     (re.compile(r"NET/IB ?: (?P<dev>\S+?:\d+)? ?Got async event ?: ?(?P<what>[\w ]+)", re.IGNORECASE), "nccl_ib"),
     (re.compile(r"UCX\s+(?:ERROR|WARN)\s+(?P<what>.*(?:retry count exceeded|Endpoint timeout|unhandled timeout"
@@ -64,6 +66,8 @@ _NET_EVENT = [
     (re.compile(r"(?P<what>Transport retry count exceeded|IBV_WC_RETRY_EXC_ERR|IBV_WC_REM_ACCESS_ERR|"
                 r"local catastrophic error)", re.IGNORECASE), "other"),
     (re.compile(r"\b(?:libfabric|fi_cq_readerr|cxi_\w+|efa_\w+)\b.*?(?P<what>\berror\b[^,]*)", re.IGNORECASE), "libfabric"),
+    # aws-ofi-nccl (EFA): "NET/OFI Request 0x… completed with error. RC: 5. Error: Input/output error."
+    (re.compile(r"NET/OFI\b.*?(?P<what>completed with error[^.]*\.(?: RC: \d+\.)?(?: Error: [^.]+)?)", re.IGNORECASE), "libfabric"),
 ]
 _NET_DEVICE = re.compile(r"\b(?P<dev>mlx\d_\d+(?::\d+)?|ib[a-z0-9]+|hfi\d_\d+)\b")
 _NET_BENIGN = re.compile(r"port active|GID table change|port_active|lid change", re.IGNORECASE)
@@ -339,6 +343,9 @@ def classify(message: str) -> list[Classified]:
     found: list[Classified] = []
     if _CKPT_WRITE.search(message) or (_ENOSPC.search(message) and _SAVING.search(message)):
         found.append(("checkpoint_write_failure", exception_type(message), {}))
+    df = _DF_FULL.match(message)
+    if df:
+        return [("enospc", None, {"error": "ENOSPC", "device": df["dev"], "mount": df["mount"], "use_pct": df["pct"]})]
     enospc = _ENOSPC.search(message)
     if enospc:
         quota = "quota" in enospc.group(0).lower() or "122" in enospc.group(0) or "EDQUOT" in enospc.group(0)
