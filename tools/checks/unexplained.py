@@ -95,7 +95,10 @@ def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedC
             jobs[ev.job] = jobs.get(ev.job, 0) + 1
             if len(evidence) < cfg.max_evidence:
                 evidence.append(log_evidence(ev))
-            if _GPU_WORDS.search(ev.message) and (node := _printed_on(facts, ev)) and node not in named:
+            node = _printed_on(facts, ev) if _GPU_WORDS.search(ev.message) else None
+            # Only a node the scheduler knows for this job (or at all): a name read from log text alone is not
+            # something to run a diagnostic on.
+            if node and node not in named and (facts.node(node) is not None or node in job_nodes(facts, ev.job)):
                 gpu_nodes[node] = None
     explained_errors = any(f.root_cause == "controller_unreachable" for f in findings)
     slurm = [e for e in facts.slurm_errors if not explained_errors]
@@ -109,7 +112,7 @@ def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedC
     actions = [ActionSpec(type="run_gpu_diagnostic", node=n, reason="unexplained error-level kernel lines")
                for n in list(nodes)[:2] if facts.node(n) is not None or facts.k8s_node(n) is not None]
     actions += [ActionSpec(type="run_gpu_diagnostic", node=n, reason="a job's GPU error that no record on the node explains")
-                for n in list(gpu_nodes)[:2] if n not in nodes and facts.node(n) is not None]
+                for n in list(gpu_nodes)[:2] if n not in nodes]
     actions += [ActionSpec(type="notify_owner", job=j, reason="job ended badly with errors Warden cannot explain")
                 for j in list(jobs)[:2]]
     return Finding(

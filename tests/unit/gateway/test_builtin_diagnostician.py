@@ -254,3 +254,18 @@ def test_a_count_of_tasks_or_nodes_is_not_a_job_id():
     from gateway.builtin.conversation import named_entities
     assert named_entities("ychoi says 92 of their 100 AlphaFold array tasks are stuck pending. Is it broken?") == set()
     assert named_entities("we lost 1200 GPUs worth of jobs; why did 77120 die on 3 nodes?") == {"77120"}
+
+
+def test_a_reported_slowdown_nothing_explains_is_inconclusive_and_a_plain_question_stays_healthy():
+    coverage = {"read": {"scheduler_jobs": 3, "scheduler_nodes": 4}, "subjects": []}
+    out = decide("llama-70b (904410) got ~30% slower around 16:50 on every rank. What changed?", [], TABLE,
+                 coverage=coverage)
+    assert out["root_cause"] == "inconclusive" and "slowdown" in out["summary"] and out["proposed_actions"] == []
+    assert decide("Is the cluster fine tonight?", [], TABLE, coverage=coverage)["root_cause"] == "healthy"
+    assert decide("Why is the pod slow to start?", [], TABLE, coverage=coverage)["root_cause"] == "healthy"
+
+
+def test_a_hostlist_in_the_question_names_its_hosts_but_not_one_quoted_from_a_reason():
+    assert named_entities("Job 1187 on train-st-p4d-[1-4] stopped logging") == {
+        "1187", "train-st-p4d-1", "train-st-p4d-2", "train-st-p4d-3", "train-st-p4d-4"}
+    assert named_entities("pending with (ReqNodeNotAvail, UnavailableNodes:gpu-a-[029-032])") == set()

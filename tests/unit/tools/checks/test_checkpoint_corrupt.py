@@ -91,3 +91,22 @@ def test_state_dict_mismatch_is_not_a_corrupt_file(make_facts):
                 '[rank0]:   File "/home/alice/llm13b/train.py", line 702, in load_checkpoint\n'
                 '[rank0]: RuntimeError: Error(s) in loading state_dict for GPT: Missing key(s) in state_dict: "lm_head.weight".\n')
     assert check_checkpoint_load_failure(_facts(make_facts, FIRST_LOG, mismatch), CheckpointConfig()) == []
+
+
+def test_dcp_resume_with_no_user_recorded_finds_its_run_and_holds_the_queued_copy(make_facts):
+    sacct = """JobID|JobName|Partition|State|ExitCode|
+118990|fsdp-3b|gpu|CANCELLED|0:15|
+119012|fsdp-3b|gpu|FAILED|1:0|
+"""
+    squeue = """JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+119044       gpu  fsdp-3b     nroy PD       0:00      2 (Priority)
+"""
+    first = "[2026-11-29 06:40:10] step 9000 | loss 2.011 | saved dcp checkpoint /lustre/run/step_9000 in 41.2s\n"
+    second = ("resuming from latest checkpoint: /lustre/run/step_9500\n"
+              "[rank3]: ValueError: Unable to read 193464320 bytes at offset 0 from __3_0.distcp (file size 0)\n")
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct), ("slurm/squeue.txt", "squeue-text", squeue),
+                       ("logs/118990/out", "job-log", first), ("logs/119012/err", "job-log", second),
+                       **{"logs/118990/out": {"job": "118990"}, "logs/119012/err": {"job": "119012"}})
+    (f,) = check_checkpoint_load_failure(facts, CheckpointConfig())
+    assert [(a.type, a.job, a.checkpoint) for a in f.suggested_actions] == [
+        ("resubmit_from_checkpoint", "119012", "/lustre/run/step_9000"), ("hold_job", "119044", None)]

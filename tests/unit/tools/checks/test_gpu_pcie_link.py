@@ -55,3 +55,14 @@ def test_kernel_link_limited_line_and_corrected_aer_corroborate(make_facts):
     (f,) = check_gpu_pcie_link(facts, PcieLinkConfig())
     assert "3 corrected AER error(s)" in f.message and f.confidence > 0.9
     assert any(e.file == "kernel/l40s-07.log" for e in f.evidence)
+
+
+def test_uncorrected_aer_from_the_address_of_an_xid_is_a_gpu_fault_of_that_node(make_facts):
+    log = """[701141.807805] pcieport 0000:97:01.0: AER: Uncorrected (Fatal) error received: 0000:9a:00.0
+[701142.578162] NVRM: Xid (PCI:0000:9a:00): 32, pid=2211873, name=python, Channel ID 0000000e intr0 00040000
+"""
+    other = "[701141.807805] pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:41:00.0\n"
+    facts = make_facts(("kernel/hx05.log", "kernel-log", log), ("kernel/hx06.log", "kernel-log", other),
+                       **{"kernel/hx05.log": {"node": "hx05"}, "kernel/hx06.log": {"node": "hx06"}})
+    (f,) = check_gpu_pcie_link(facts, PcieLinkConfig())  # hx06's AER is from a device that is not a GPU
+    assert f.root_cause == "gpu_hardware_fault" and f.culprits[0] == "node:hx05" and "failed" in f.message

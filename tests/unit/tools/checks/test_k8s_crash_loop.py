@@ -151,3 +151,18 @@ def test_cuda_oom_in_the_pods_own_log_on_an_mps_shared_gpu_is_gpu_oom(make_facts
     assert f.root_cause == "gpu_oom" and f.culprits == ["pod:voice/tts-7c-x"]
     assert "time-slices its GPUs (2 pods per physical GPU" in f.message and "asr-5d" in f.message
     assert [(a.type, a.pod) for a in f.suggested_actions] == [("notify_owner", "tts-7c-x")]
+
+
+def test_a_container_whose_dev_shm_is_full_is_its_own_set_up(make_facts):
+    from tests.unit.tools.checks._k8s_api import api_list, pod
+    looping = [{"name": "pytorch", "image": "t5:1", "ready": False, "restartCount": 4,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"reason": "Error", "exitCode": 1, "finishedAt": "2026-03-04T10:10:00Z"}}}]
+    pods = api_list("PodList", [pod("t5-ddp-master-0", "nlp", node_name="gpu-node-70", containers=looping)])
+    log = ("t5-ddp-master-0:60:123 [2] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-Qx81pB to "
+           "9637892 bytes, error: No space left on device (28)\n")
+    facts = make_facts(("k8s/pods.json", "k8s-json", pods), ("logs/t5/pytorch.log", "job-log", log),
+                       **{"logs/t5/pytorch.log": {"job": "nlp/t5-ddp-master-0"}})  # what manifest key pod: gives
+    (f,) = check_k8s_crash_loop(facts, K8sCrashLoopConfig())
+    assert f.root_cause == "user_code_error" and f.culprits == ["pod:nlp/t5-ddp-master-0"]
+    assert "/dev/shm is full" in f.message and f.suggested_actions[0].type == "notify_owner"

@@ -89,3 +89,21 @@ def test_daemonset_pods_are_not_culprits(make_facts):
     (f,) = check_k8s_node_not_ready(facts, K8sNodeNotReadyConfig())
     assert f.culprits == ["k8snode:gpu-a100-03", "pod:ml-team/bert-pretrain-0"]
     assert "1 workload pod(s) still bound to it (1 using GPUs)" in f.message
+
+
+def _not_ready(message: str) -> str:
+    from tests.unit.tools.checks._k8s_api import api_list, node
+    n = node("gpu-node-82", ready="False")
+    n["status"]["conditions"][0].update({"message": message, "lastTransitionTime": "2026-03-04T09:30:00Z"})
+    return api_list("NodeList", [n])
+
+
+def test_a_kubelet_whose_network_plugin_is_not_ready_is_node_software_and_a_dead_runtime_is_not(make_facts):
+    cni = ("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
+           "message:Network plugin returns error: cni plugin not initialized")
+    (f,) = check_k8s_node_not_ready(make_facts(("k8s/nodes.json", "k8s-json", _not_ready(cni))), K8sNodeNotReadyConfig())
+    assert f.root_cause == "node_software_fault" and f.culprits[0] == "k8snode:gpu-node-82"
+    assert [a.type for a in f.suggested_actions] == ["cordon_node"]
+    pleg = "[container runtime is down, PLEG is not healthy: pleg was last seen active 31m37s ago; threshold is 3m0s]"
+    (f,) = check_k8s_node_not_ready(make_facts(("k8s/nodes.json", "k8s-json", _not_ready(pleg))), K8sNodeNotReadyConfig())
+    assert f.root_cause == "node_unresponsive"

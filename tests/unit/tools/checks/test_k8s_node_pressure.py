@@ -46,10 +46,22 @@ def test_evictions_after_disk_pressure_cleared_are_reported_without_action(make_
     assert "was under" in f.message and "image garbage collection found nothing" in f.message
 
 
-def test_a_pods_own_ephemeral_storage_limit_is_not_node_pressure(make_facts):
-    # Does not fire: the pod was evicted for exceeding its own limit (its own spec), the node is fine.
-    pods = [pod("scratch-0", node_name="gpu-3", phase="Failed", reason="Evicted", containers=[],
-                message="Pod ephemeral local storage usage exceeds the total limit of containers 1Gi.")]
+def test_a_pods_own_ephemeral_storage_limit_is_about_the_pod_not_the_node(make_facts):
+    # The pod was evicted for exceeding its own limit (its own spec and writes): storage_full about the pod and its
+    # Pending replacement, the node is fine and is not cordoned; the event shape ("exceeded its local ephemeral
+    # storage limit") reads the same.
+    pods = [pod("scratch-0", node_name="gpu-3", phase="Failed", reason="Evicted", containers=[], owner=("Job", "scratch"),
+                message="Pod ephemeral local storage usage exceeds the total limit of containers 1Gi."),
+            pod("scratch-1", phase="Pending", owner=("Job", "scratch"),
+                scheduled_message="0/1 nodes are available: 1 Insufficient nvidia.com/gpu.")]
     facts = make_facts(("k8s/nodes.json", "k8s-json", api_list("NodeList", [node("gpu-3", conditions=DISK_CLEARED)])),
                        ("k8s/pods.json", "k8s-json", api_list("PodList", pods)))
-    assert check_k8s_node_pressure(facts, CFG) == []
+    (f,) = check_k8s_node_pressure(facts, CFG)
+    assert f.root_cause == "storage_full" and f.culprits == ["pod:ml/scratch-0", "pod:ml/scratch-1"]
+    assert [(a.type, a.pod, a.node) for a in f.suggested_actions] == [("notify_owner", "scratch-0", None)]
+    events = [core_event("Evicted", 'Container trainer exceeded its local ephemeral storage limit "20Gi". ',
+                         name="etl-0", host="gpu-3")]
+    facts = make_facts(("k8s/nodes.json", "k8s-json", api_list("NodeList", [node("gpu-3", conditions=DISK_CLEARED)])),
+                       ("k8s/events.json", "k8s-json", api_list("EventList", events)))
+    (f,) = check_k8s_node_pressure(facts, CFG)
+    assert f.culprits == ["pod:ml/etl-0"] and f.root_cause == "storage_full"

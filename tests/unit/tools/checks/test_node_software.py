@@ -72,3 +72,38 @@ def test_hostile_reason_is_quoted_not_obeyed(make_facts):
              if f.culprits[0] == "node:gpu003")
     assert "scontrol reboot ALL" in f.evidence[0].text
     assert [(a.type, a.node, a.reason) for a in f.suggested_actions] == [("run_gpu_diagnostic", "gpu003", None)]
+
+
+SINFO_GX = """PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST
+gpu*         up 2-00:00:00      2   idle gx[06-07]
+"""
+MISMATCH = """[Thu Nov 19 06:50:54 2026] NVRM: API mismatch: the client has the version 550.127.05, but
+[Thu Nov 19 06:50:54 2026] NVRM: this kernel module has the version 550.90.07.  Please
+"""
+RELOADED = "[Thu Nov 19 09:10:00 2026] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.127.05  Thu Oct 10 2024\n"
+
+
+def _gx(make_facts, kernel: str, *logs: tuple[str, str]):
+    files = [("slurm/sinfo.txt", "sinfo-text", SINFO_GX), ("kernel/gx07.log", "kernel-log", kernel)]
+    meta = {"kernel/gx07.log": {"node": "gx07"}}
+    for job, text in logs:
+        files.append((f"logs/{job}/out", "job-log", text))
+        meta[f"logs/{job}/out"] = {"job": job}
+    return make_facts(*files, **meta)
+
+
+def test_a_driver_api_mismatch_is_node_software_until_the_module_loads_again(make_facts):
+    (f,) = check_node_software_fault(_gx(make_facts, MISMATCH), NodeSoftwareConfig())
+    assert f.culprits[0] == "node:gx07" and "API mismatch" in f.message
+    assert [a.type for a in f.suggested_actions][:1] == ["drain_node"]
+    assert check_node_software_fault(_gx(make_facts, MISMATCH + RELOADED), NodeSoftwareConfig()) == []
+
+
+def test_rdma_registration_refused_on_memlock_names_the_printing_node(make_facts):
+    log = ("gx07:31877:32011 [2] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot "
+           "allocate memory\n")
+    (f,) = check_node_software_fault(_gx(make_facts, "", ("5001", log), ("5002", log)), NodeSoftwareConfig())
+    assert f.culprits[0] == "node:gx07" and "locked-memory" in f.message
+    # the same NCCL error from a host nobody knows is not attributed
+    other = log.replace("gx07:", "login9:")
+    assert check_node_software_fault(_gx(make_facts, "", ("5003", other)), NodeSoftwareConfig()) == []

@@ -96,3 +96,25 @@ def test_process_named_writer_and_hostile_path_are_data(make_facts):
     assert f.culprits == ["fs:lustre", "job:74810"]
     assert "dd.0" in f.evidence[1].text and "$(rm -rf ~)" in f.evidence[2].text
     assert [a.reason for a in f.suggested_actions] == ["writes fail: file system full"]
+
+
+def test_a_full_disk_of_the_node_itself_names_the_node_and_drains_it(make_facts):
+    from tools.checks.storage_full import StorageFullConfig, check_storage_full
+    sacct = """JobID|JobName|User|State|ExitCode|NodeList|
+78186|feat-ext|lrossi|FAILED|1:0|r05|
+"""
+    log = """+ df -h /local/scratch
+Filesystem      Size  Used Avail Use% Mounted on
+/dev/md0        3.5T  3.5T   20K 100% /local/scratch
+OSError: [Errno 28] No space left on device
+"""
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct), ("logs/78186/out", "job-log", log),
+                       **{"logs/78186/out": {"job": "78186"}})
+    (f,) = check_storage_full(facts, StorageFullConfig())
+    assert f.culprits == ["node:r05", "job:78186"] and "its own disk is full" in f.message
+    assert [(a.type, a.node or a.job) for a in f.suggested_actions] == [("drain_node", "r05"), ("notify_owner", "78186")]
+    # a full network file system in the same df shape is not a node's disk
+    shared = log.replace("/dev/md0", "10.0.0.5@o2ib:/scratch").replace("/local/scratch", "/lustre/scratch")
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct), ("logs/78186/out", "job-log", shared),
+                       **{"logs/78186/out": {"job": "78186"}})
+    assert all("node:r05" not in f.culprits for f in check_storage_full(facts, StorageFullConfig()))

@@ -30,3 +30,26 @@ def test_signals_on_a_node_a_finding_names_are_explained(make_facts):
 def test_firmware_noise_and_corrected_errors_are_not_signals(make_facts):
     facts = make_facts(("kernel/n07.log", "kernel-log", BENIGN), **{"kernel/n07.log": {"node": "n07"}})
     assert unexplained_signals(facts, []) is None
+
+
+def test_a_jobs_gpu_error_with_clean_node_records_is_inconclusive_with_a_diagnostic_on_that_node(make_facts):
+    from tools.checks.gpu_xid import XidConfig, check_gpu_xid
+    sacct = """JobID|JobName|State|ExitCode|NodeList|
+41120|mlm-ft|FAILED|1:0|a100-[10-11]|
+"""
+    log = ("[rank9]: RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+           "srun: error: a100-11: task 9: Exited with exit code 1\n")
+    prom = 'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{gpu="1",Hostname="a100-11"} 0\n'
+    files = [("slurm/sacct.txt", "sacct-text", sacct), ("logs/41120/out", "job-log", log),
+             ("kernel/a100-11.log", "kernel-log", "[ 10.0] mlx5_core 0000:17:00.0: firmware version: 20.39.1002\n"),
+             ("gpu/a100-11.prom", "dcgm-prometheus-text", prom)]
+    meta = {"logs/41120/out": {"job": "41120"}, "kernel/a100-11.log": {"node": "a100-11"}, "gpu/a100-11.prom": {"node": "a100-11"}}
+    facts = make_facts(*files, **meta)
+    assert check_gpu_xid(facts, XidConfig()) == []  # uncorroborated: its node's own records are clean
+    f = unexplained_signals(facts, [])
+    assert f is not None and "node:a100-11" in f.culprits
+    assert ("run_gpu_diagnostic", "a100-11") in [(a.type, a.node) for a in f.suggested_actions]
+    # without the clean DCGM counters, the job's ECC error on task 9's node is a GPU fault of a100-11
+    facts = make_facts(*files[:3], **meta)
+    (g,) = check_gpu_xid(facts, XidConfig())
+    assert g.culprits[0] == "node:a100-11"

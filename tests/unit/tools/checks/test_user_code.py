@@ -159,3 +159,13 @@ def test_exception_line_without_traceback_and_command_not_found_are_user_code(ma
 def test_bare_infra_exception_line_is_not_user_code(make_facts):
     text = "OSError: [Errno 5] Input/output error: '/lustre/scratch/ds/shard-0007.tar'\n"
     assert check_job_user_code_error(_facts(make_facts, text), UserCodeConfig()) == []
+
+
+def test_a_build_without_kernels_for_this_gpu_is_the_programs(make_facts):
+    sacct = "JobID|JobName|State|ExitCode|NodeList|\n905266|seg3d|FAILED|1:0|v112|\n"
+    log = ("UserWarning: NVIDIA H100 80GB HBM3 with CUDA capability sm_90 is not compatible with the current PyTorch "
+           "installation.\nRuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct), ("logs/905266/out", "job-log", log),
+                       **{"logs/905266/out": {"job": "905266"}})
+    (f,) = [f for f in check_job_user_code_error(facts, UserCodeConfig()) if f.culprits == ["job:905266"]]
+    assert "no kernel image" in f.message and f.suggested_actions[0].type == "notify_owner"

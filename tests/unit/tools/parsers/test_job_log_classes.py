@@ -71,3 +71,27 @@ def test_exception_lines_without_traceback_and_shell_errors_are_generic():
 def test_pytorch_driver_too_old_is_a_driver_cuda_error():
     (e,), _ = _events("RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n")
     assert isinstance(e, CudaErrorEvent) and e.category == "driver"
+
+
+def test_a_full_df_row_is_enospc_with_its_device_and_mount_and_a_half_full_one_is_nothing():
+    events, _ = _events("+ df -h /local/scratch\n"
+                        "Filesystem      Size  Used Avail Use% Mounted on\n"
+                        "/dev/nvme0n1p1  3.5T  3.5T   20K 100% /local/scratch\n"
+                        "10.0.0.5@o2ib:/scratch  2.0P  1.0P  1.0P  50% /lustre/scratch\n")
+    (e,) = events
+    assert (e.kind, e.device, e.mount, e.use_pct) == ("enospc", "/dev/nvme0n1p1", "/local/scratch", 100.0)
+
+
+def test_aws_ofi_nccl_completion_error_is_the_printing_hosts_nic():
+    (e,), _ = _events("p4d-3:51902:52410 [5] nccl_net_ofi_rdma_process_completions:513 NCCL WARN NET/OFI Request "
+                      "0x7f3a5c0e1b40 completed with error. RC: 5. Error: Input/output error. Completed length: 0\n")
+    assert isinstance(e, NetEvent) and e.transport == "libfabric" and e.host == "p4d-3" and e.local
+
+
+def test_dcp_shard_failures_are_checkpoint_loads_of_the_checkpoint_being_resumed():
+    events, _ = _events("resuming from latest checkpoint: /lustre/run/step_9500\n"
+                        "[rank3]: ValueError: Unable to read 193464320 bytes at offset 0 from __3_0.distcp (file size 0)\n"
+                        "[2026-11-29 06:40:10] step 9000 | saved sharded checkpoint /lustre/run/step_9000 in 41.2s\n")
+    load = [e for e in events if e.kind == "checkpoint_load_failure"]
+    saved = [e for e in events if e.kind == "checkpoint_saved"]
+    assert [e.path for e in load] == ["/lustre/run/step_9500"] and [e.path for e in saved] == ["/lustre/run/step_9000"]

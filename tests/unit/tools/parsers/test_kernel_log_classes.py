@@ -104,3 +104,23 @@ def test_firmware_tracer_and_peermem_exit_noise_are_not_errors():
         "FWTracer: Events were lost\n"
         "Nov 18 17:02:00 n4 kernel: nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, "
         "skipping further processing\n", path="k", node="n4") == []
+
+
+def test_nvrm_api_mismatch_and_the_module_loading_again_are_driver_events():
+    events = parse_kernel_log(
+        "Nov 19 06:50:54 gx07 kernel: NVRM: API mismatch: the client has the version 550.127.05, but\n"
+        "Nov 19 06:50:54 gx07 kernel: NVRM: this kernel module has the version 550.90.07.  Please\n"
+        "Nov 19 09:10:00 gx07 kernel: NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.127.05  Thu Oct 10 2024\n",
+        path="kernel/gx07.log", node="gx07")
+    assert [(e.kind, e.what) for e in events] == [("gpu_driver", "api_mismatch"), ("gpu_driver", "module_loaded")]
+
+
+def test_a_file_system_client_module_that_will_not_load_is_the_client_not_started():
+    events = parse_kernel_log(
+        "[ 812.1] beegfs: Unknown symbol ib_register_client (err -22)\n"
+        "[ 812.2] lnet: disagrees about version of symbol ib_alloc_pd\n"
+        "Nov 20 12:44:05 cb03 systemd[1]: beegfs-client.service: Failed with result 'exit-code'.\n"
+        "[ 812.3] mmfs26: Unknown symbol rdma_create_qp (err -2)\n", path="kernel/cb03.log", node="cb03")
+    assert [(e.kind, e.fs_type, e.state) for e in events] == [
+        ("fs_client", "beegfs", "not_started"), ("fs_client", "lustre", "not_started"),
+        ("fs_client", "beegfs", "not_started"), ("fs_client", "gpfs", "not_started")]
