@@ -151,7 +151,7 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             message=f"{len(events)} file-system connection loss/eviction/timeout event(s) on {len(rest)} node(s)"
             + (f"; {len(down_targets)} target(s) unavailable in lfs df" if down_targets else "")
             + (f"; {len(hung)} hung task(s)" if hung else "") + "; servers or network unreachable for many clients",
-            culprits=[f"fs:{fs}" for fs in fss] + job_culprits(jobs), evidence=evidence[:6],
+            culprits=[f"fs:{fs}" for fs in fss] + _targets(rest) + job_culprits(jobs), evidence=evidence[:6],
             # Only "timed out for slow reply": the servers answer, slowly (an overloaded MDS/OSS): a symptom.
             strength="symptom" if slow_only else "direct",
             confidence=confidence("symptom" if slow_only else "direct", corroborated=bool(hung or down_targets)),
@@ -159,6 +159,19 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
                                for j in jobs],
         ))
     return findings
+
+
+def _targets(per_node: dict[str, list[object]]) -> list[str]:
+    """``mdt:`` / ``ost:`` culprits for the Lustre targets the clients' errors name on two or more nodes (or
+    on the only node): the server side everyone lost, named as Lustre names it (``scratch-MDT0000``)."""
+    seen: dict[str, set[str]] = {}
+    for node, events in per_node.items():
+        for e in events:
+            target = getattr(e, "target", None)
+            if isinstance(e, LustreEvent) and target and ("-MDT" in target or "-OST" in target):
+                seen.setdefault(target, set()).add(node)
+    need = 1 if len(per_node) == 1 else 2
+    return [f"{'mdt' if '-MDT' in t else 'ost'}:{t}" for t, nodes in sorted(seen.items()) if len(nodes) >= need][:4]
 
 
 def _client_only(e: object) -> bool:

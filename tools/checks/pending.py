@@ -55,8 +55,13 @@ def _blocking(reason: str) -> bool:
     return any(b.lower() in reason.lower() for b in BLOCKING)
 
 
-def _actions(job: SlurmJob, reason: str, partition_nodes: int | None = None) -> list[ActionSpec]:
+def _actions(job: SlurmJob, reason: str, partition_nodes: int | None = None,
+             partition_time_s: int | None = None) -> list[ActionSpec]:
     low = reason.lower()
+    if "partitiontimelimit" in low.replace(" ", ""):
+        fit = partition_time_s // 60 if partition_time_s and (job.time_limit_s or 0) > partition_time_s else None
+        return [ActionSpec(type="update_job", job=job.job_id, time_limit_min=fit,
+                           reason="ask for no more time than the partition allows")]
     if "reserved for" in low or "maint" in low or "timelimit" in low.replace(" ", "") or "wallduration" in low \
             or "maxwall" in low:
         return [ActionSpec(type="update_job", job=job.job_id,
@@ -82,6 +87,15 @@ def _partition_size(facts: Facts, partition: str | None) -> int | None:
         return None
     sizes = facts.cached("partition_sizes", lambda: _sizes(facts))
     return sizes.get(partition) or None
+
+
+def _partition_time(facts: Facts, partition: str | None) -> int | None:
+    """The partition's time limit in seconds as sinfo shows it (None when unknown or unlimited)."""
+    if not partition:
+        return None
+    limits = facts.cached("partition_times", lambda: {p: n.partition_max_time_s for n in facts.nodes
+                                                      for p in n.partitions if n.partition_max_time_s})
+    return limits.get(partition)
 
 
 def _sizes(facts: Facts) -> dict[str, int]:
@@ -137,7 +151,8 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
                                metric="squeue")],
             # Waiting its turn is the scheduler working as designed: explained, never a fault on its own.
             strength=strength, confidence=confidence(strength, normal=strength == "heuristic"),
-            suggested_actions=_actions(job, reason, _partition_size(facts, job.partition)),
+            suggested_actions=_actions(job, reason, _partition_size(facts, job.partition),
+                                       _partition_time(facts, job.partition)),
         ))
     return findings
 

@@ -72,6 +72,8 @@ class SlurmNode(BaseModel):
     reason_user: str | None = None
     reason_time: datetime | None = None
     partitions: list[str] = Field(default_factory=list)
+    partition_max_time_s: int | None = None
+    """The partition's time limit (sinfo ``TIMELIMIT``, ``2-00:00:00``) in seconds; None when unlimited or not shown."""
     partition_max_nodes: int | None = None
     """The most nodes one job may ask for in the node's partition (sinfo ``JOB_SIZE`` ``1-8``: 8); None when
     unlimited or not shown."""

@@ -16,7 +16,7 @@ from tools.errors import ParseError
 from tools.models.slurm import SlurmNode
 from tools.parsers.slurm._states import node_state_from_sinfo
 from tools.parsers.slurm._table import DATE_LINE, Header, read_header, split_row
-from tools.parsers.slurm._values import clean, expand_nodes, gres_gpus, mem_to_mib
+from tools.parsers.slurm._values import clean, expand_nodes, gres_gpus, mem_to_mib, parse_duration_s
 
 __all__ = ["parse_sinfo_text"]
 
@@ -110,6 +110,7 @@ def _nodes(row: dict[str, str]) -> list[SlurmNode]:
             reason=clean(row.get("REASON")),
             partitions=[partition.rstrip("*")] if partition else [],
             partition_max_nodes=_job_size_max(row.get("JOB_SIZE")),
+            partition_max_time_s=_time_limit(row.get("TIMELIMIT")),
             cpus=cpus,
             cpus_alloc=cpus_alloc,
             cpu_load=float(load) if load is not None else None,
@@ -123,6 +124,14 @@ def _nodes(row: dict[str, str]) -> list[SlurmNode]:
         )
         for name in names
     ]
+
+
+def _time_limit(text: str | None) -> int | None:
+    """sinfo's TIMELIMIT in seconds (``2-00:00:00``); ``infinite`` or a cell that is not a duration -> None."""
+    try:
+        return parse_duration_s(text)
+    except ValueError:
+        return None
 
 
 def _job_size_max(text: str | None) -> int | None:

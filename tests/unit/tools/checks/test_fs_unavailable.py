@@ -40,7 +40,8 @@ def test_servers_unreachable_from_most_clients_blames_the_fs_and_notifies(make_f
     facts = _facts(make_facts, {"hgx09": LOST, "hgx10": LOST, "hgx17": LOST, "hgx02": QUIET})
     (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
     assert f.root_cause == "storage_unavailable"
-    assert f.culprits == ["fs:hpcfs", "job:2211540", "job:2211555"]  # no node: the clients are victims
+    # no node: the clients are victims; the target every client lost is named as Lustre names it
+    assert f.culprits == ["fs:hpcfs", "ost:hpcfs-OST000b", "job:2211540", "job:2211555"]
     assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "2211540"), ("notify_owner", "2211555")]
     assert (f.evidence[0].file, f.evidence[0].line) == ("kernel/hgx09.log", 1)
     assert any("blocked for more than 120 seconds" in e.text for e in f.evidence)

@@ -164,3 +164,15 @@ gpu*         up 2-00:00:00        1-8   no   EXCLUS        all     31        idl
     facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), ("slurm/job.txt", "scontrol-job-text", job))
     (f,) = check_job_pending_blocked(facts, PendingConfig())
     assert [(a.type, a.num_nodes) for a in f.suggested_actions] == [("update_job", 8)]
+
+
+def test_partition_time_limit_fix_asks_for_the_partitions_limit(make_facts):
+    sinfo = """PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST
+gpu*         up 2-00:00:00     31   idle kg[01-31]
+long         up   infinite      2   idle kl[01-02]
+"""
+    job = _scontrol("91402", "big", "ana", "PartitionTimeLimit", "2026-03-04T09:00:00", nodes=2).replace(
+        "TimeLimit=1-00:00:00", "TimeLimit=3-00:00:00")
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), ("slurm/job.txt", "scontrol-job-text", job))
+    (f,) = check_job_pending_blocked(facts, PendingConfig())
+    assert [(a.type, a.time_limit_min) for a in f.suggested_actions] == [("update_job", 2880)]
