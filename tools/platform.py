@@ -94,14 +94,20 @@ def victims(facts: Facts, ref: NodeRef, reason: str, *, since: datetime | None =
             jobs: list[str] | None = None, max_pods: int = 10) -> tuple[list[str], list[ActionSpec]]:
     """(culprits, actions) for the work a node's fault hurt: on Slurm the jobs running there or ended badly
     there since the fault (resubmitted from their newest checkpoint, excluding the node); on Kubernetes the
-    GPU pods bound there (named; their controllers reschedule them once the node is cordoned).
+    GPU pods bound there (named), and those of them crash-looping there evicted so their controllers place
+    them elsewhere (a cordon alone leaves a bound pod where it is).
 
     Args:
         jobs: the Slurm victims when the caller already knows them (otherwise ``affected_jobs``).
     """
     if ref.platform == "kubernetes":
         pods = [p for p in facts.pods_on(ref.name) if p.gpu_request and p.phase in _POD_ACTIVE]
-        return [f"pod:{p.namespace}/{p.name}" for p in pods[:max_pods]], []
+        # A cordon keeps new pods off, but a pod crash-looping on the bad GPU stays bound there: evict it (only
+        # one a controller recreates) so it is scheduled elsewhere.
+        looping = [p for p in pods if p.owner_name and any(c.state_reason == "CrashLoopBackOff" for c in p.containers)]
+        evict = [ActionSpec(type="evict_pod", pod=p.name, namespace=p.namespace,
+                            reason=f"crash-looping on {ref.name}: {reason}") for p in looping[:max_pods]]
+        return [f"pod:{p.namespace}/{p.name}" for p in pods[:max_pods]], evict
     ids = list(dict.fromkeys(jobs if jobs is not None else affected_jobs(facts, [ref.name], since=since)))
     return job_culprits_collapsed(ids), resubmit_specs(facts, ids, [ref.name], reason)
 

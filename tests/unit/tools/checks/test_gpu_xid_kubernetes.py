@@ -32,7 +32,7 @@ def _failed_pod_on_01() -> str:
 
 
 def test_xid79_on_a_kubernetes_node_names_node_and_gpu_pods_and_cordons(make_facts):
-    # Fires: Xid 79 (fallen off the bus) on gpu-a100-01; the failed worker and the running resnet pod
+    # Fires: Xid 79 (fallen off the bus) on gpu-a100-01; the failed worker and the crash-looping resnet pod
     # (2 GPUs) used GPUs there; the CPU-only dataprep pod is not a culprit.
     facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", _failed_pod_on_01()),
                        (KERNEL, "kernel-log", XID79), **{KERNEL: {"node": "gpu-a100-01"}})
@@ -40,8 +40,10 @@ def test_xid79_on_a_kubernetes_node_names_node_and_gpu_pods_and_cordons(make_fac
     assert f.root_cause == "gpu_hardware_fault" and f.strength == "direct"
     assert f.culprits == ["k8snode:gpu-a100-01", "pod:ml-team/resnet-train-7d9c6b5f4-x2kqp", "pod:research/dpo-13b-worker-2"]
     assert "Xid 79 (fallen off the bus) (threshold 1)" in f.message
-    # Never a Slurm action on a Kubernetes node: cordon, and no drain or resubmit.
-    assert [(a.type, a.node) for a in f.suggested_actions] == [("cordon_node", "gpu-a100-01")]
+    # Never a Slurm action on a Kubernetes node: cordon, and no drain or resubmit; the worker crash-looping
+    # (the resnet ReplicaSet pod) is evicted so its controller places it elsewhere.
+    assert [(a.type, a.node or a.pod) for a in f.suggested_actions] == [
+        ("cordon_node", "gpu-a100-01"), ("evict_pod", "resnet-train-7d9c6b5f4-x2kqp")]
     assert (f.evidence[0].file, f.evidence[0].line) == (KERNEL, 1)
 
 
@@ -103,3 +105,20 @@ def test_xid154_reboot_on_a_slurm_node_proposes_no_kubernetes_drain(make_facts):
     facts = make_facts(("kernel/gpu017.log", "kernel-log", XID79 + XID154_REBOOT), **{"kernel/gpu017.log": {"node": "gpu017"}})
     (f,) = check_gpu_xid(facts, XidConfig())
     assert "drain_k8s_node" not in [a.type for a in f.suggested_actions] and "drain_node" in [a.type for a in f.suggested_actions]
+
+
+def test_a_replicaset_pod_crash_looping_on_the_faulty_gpu_node_is_evicted_a_bare_pod_is_not(make_facts):
+    from tests.unit.tools.checks._k8s_api import api_list, node, pod
+    looping = [{"name": "main", "image": "asr:1", "ready": False, "restartCount": 6,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"reason": "Error", "exitCode": 1, "finishedAt": "2026-03-04T10:10:00Z"}}}]
+    pods = api_list("PodList", [pod("asr-7c9-x1", "speech", node_name="gpu-n92", gpus=1, containers=looping,
+                                    owner=("ReplicaSet", "asr-7c9")),
+                                pod("bare-0", "speech", node_name="gpu-n92", gpus=1, containers=looping)])
+    kernel = "[Mon Mar  4 10:00:01 2026] NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python, GPU has fallen off the bus.\n"
+    facts = make_facts(("k8s/nodes.json", "k8s-json", api_list("NodeList", [node("gpu-n92")])),
+                       ("k8s/pods.json", "k8s-json", pods), ("kernel/gpu-n92.log", "kernel-log", kernel),
+                       **{"kernel/gpu-n92.log": {"node": "gpu-n92"}})
+    (f,) = check_gpu_xid(facts, XidConfig())
+    evicted = [(a.pod, a.namespace) for a in f.suggested_actions if a.type == "evict_pod"]
+    assert evicted == [("asr-7c9-x1", "speech")] and "pod:speech/bare-0" in f.culprits
