@@ -164,7 +164,7 @@ def _records_clean(facts: Facts, node: str) -> bool:
     kernel_read = any(a.format == "kernel-log" and a.node == node for a in facts.artifacts)
     if not kernel_read or any(ev.kind in ("xid", "fallen_off_bus", "gpu_ecc") for ev in facts.kernel_events_on(node)):
         return False
-    dbe = [s for name in ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_DEV")
+    dbe = [s for name in ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_DEV")
            for s in facts.samples(name) if s.node == node]
     return bool(dbe) and all(s.value == 0 for s in dbe)
 

@@ -12,7 +12,8 @@ from tools.models.slurm import SlurmJob
 __all__ = ["JobHeldConfig", "check_job_held"]
 
 _WHY = {
-    "system": "held by Slurm after a failed launch or too many requeues (MaxBatchRequeue)",
+    "system": "held by Slurm after its launch failed and it was requeued",
+    "max_requeue": "held by Slurm after it was requeued MaxBatchRequeue times (JobHoldMaxRequeue)",
     "admin": "held by an administrator",
     "user": "held by its owner",
     "constraints": "requeued and now asks for features no node has (BadConstraints)",
@@ -51,12 +52,13 @@ def check_job_held(facts: Facts, cfg: JobHeldConfig) -> list[Finding]:
         if kind is None or (kind == "user" and not cfg.report_user_holds):
             continue
         reason = job.reason or "Priority=0"
+        why = "max_requeue" if kind == "system" and "maxrequeue" in reason.lower().replace("_", "") else kind
         text = (f"job {job.job_id} State=PENDING Reason={reason} Priority={job.priority}"
                 + (f" Restarts={job.restarts}" if job.restarts else "")
                 + (f" Features={job.constraint}" if job.constraint else ""))
         findings.append(Finding(
             check="job_held", root_cause="job_held",
-            message=f"job {job.job_id} is {_WHY[kind]}: it will not start until released" if kind != "constraints"
+            message=f"job {job.job_id} is {_WHY[why]}: it will not start until released" if kind != "constraints"
             else f"job {job.job_id} {_WHY[kind]}: it will not start as submitted",
             culprits=[f"job:{job.job_id}"], evidence=[Evidence(text=text, metric="scontrol show job")],
             # A person's hold is their choice, not a fault: it answers a question about the job, no more.

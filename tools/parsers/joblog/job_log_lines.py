@@ -59,28 +59,6 @@ _CUDA_CATEGORY = [
 ]
 _DF_FULL = re.compile(r"^(?P<dev>/dev/\S+|\S+:/\S*)\s+\S+\s+\S+\s+\S+\s+(?P<pct>100|99)%\s+(?P<mount>/\S*)\s*$")
 """A ``df`` / ``df -h`` row the job printed, of a file system at 99-100 % (device, size, used, avail, use%, mount)."""
-_NET_EVENT = [
-    (re.compile(r"NET/IB ?: (?P<dev>\S+?:\d+)? ?Got async event ?: ?(?P<what>[\w ]+)", re.IGNORECASE), "nccl_ib"),
-    (re.compile(r"UCX\s+(?:ERROR|WARN)\s+(?P<what>.*(?:retry count exceeded|Endpoint timeout|unhandled timeout"
-                r"|Connection reset|Input/output error|transport error|remote access error)[^,]*)", re.IGNORECASE), "ucx"),
-    (re.compile(r"(?P<what>Transport retry count exceeded|IBV_WC_RETRY_EXC_ERR|IBV_WC_REM_ACCESS_ERR|"
-                r"local catastrophic error)", re.IGNORECASE), "other"),
-    (re.compile(r"\b(?:libfabric|fi_cq_readerr|cxi_\w+|efa_\w+)\b.*?(?P<what>\berror\b[^,]*)", re.IGNORECASE), "libfabric"),
-    # aws-ofi-nccl (EFA): "NET/OFI Request 0x… completed with error. RC: 5. Error: Input/output error."
-    (re.compile(r"NET/OFI\b.*?(?P<what>completed with error[^.]*\.(?: RC: \d+\.)?(?: Error: [^.]+)?)", re.IGNORECASE), "libfabric"),
-]
-_NET_DEVICE = re.compile(r"\b(?P<dev>mlx\d_\d+(?::\d+)?|ib[a-z0-9]+|hfi\d_\d+)\b")
-_NET_BENIGN = re.compile(r"port active|GID table change|port_active|lid change", re.IGNORECASE)
-_NET_REMOTE = re.compile(r"retry count exceeded|RETRY_EXC|timeout|timed out|remote|REM_ACCESS|connection reset",
-                         re.IGNORECASE)
-_FS_ERROR = [
-    # slurmstepd cannot enter the job's working directory: the file system is not mounted on that node.
-    (re.compile(r"couldn't chdir to `?'?/[^:]+: No such file or directory"), "ENOENT_MOUNT"),
-    (re.compile(r"Stale (?:NFS )?file handle|Errno 116\b|ESTALE", re.IGNORECASE), "ESTALE"),
-    (re.compile(r"Transport endpoint is not connected|Errno 107\b|ENOTCONN", re.IGNORECASE), "ENOTCONN"),
-    (re.compile(r"Input/output error|Errno 5\b|\bEIO\b", re.IGNORECASE), "EIO"),
-]
-_FS_PATH = re.compile(r"""['"`](?P<path>/[^'"`\s]{1,300})['"]|(?:^|\s)(?P<bare>/[\w./-]{1,300}):""")
 _HOST_NCCL = re.compile(r"^(?P<host>[A-Za-z][\w.-]{0,62}):\d+:\d+ \[\d+\]|^\[(?P<ucx>[A-Za-z][\w.-]{0,62}):\d+:\d+:\d+\]")
 _HOST_NAMED = re.compile(r"\b(?:node|host(?:name)?)[:=] ?(?P<host>[A-Za-z][\w-]{0,62}\d[\w-]{0,20})\b")
 _GENERIC = re.compile(r"^\s*(?:\[?(?:ERROR|FATAL|CRITICAL)\]?[: \]]|[EF]\d{4} \d\d:\d\d|.*\b(?:ERROR|FATAL)\b[:\]])"
@@ -362,33 +340,6 @@ def classify(message: str) -> list[Classified]:
     return found
 
 
-def net_event(message: str) -> Classified | None:
-    """A transport event of the printing host's own NIC (NCCL NET/IB async event, UCX retries); else None."""
-    for rx, transport in _NET_EVENT:
-        m = rx.search(message)
-        if m:
-            dev = m.groupdict().get("dev") or (d["dev"] if (d := _NET_DEVICE.search(message)) else None)
-            what = " ".join(m["what"].split())[:80]
-            fields = {"transport": transport, "what": what, "fatal": "false" if _NET_BENIGN.search(what) else "true",
-                      "local": "false" if _NET_REMOTE.search(what) else "true"}
-            if dev:
-                fields["device"] = dev
-            return "net_event", exception_type(message), fields
-    return None
-
-
-def fs_error(message: str) -> Classified | None:
-    """A file-system error the job saw (ESTALE, ENOTCONN, EIO) with the path when printed; else None."""
-    for rx, errno in _FS_ERROR:
-        if rx.search(message):
-            fields = {"error": errno}
-            p = _FS_PATH.search(message)
-            if p:
-                fields["path"] = (p["path"] or p["bare"])[:300]
-            return "fs_error", exception_type(message), fields
-    return None
-
-
 def prefix_host(message: str) -> str | None:
     """The host of an NCCL ``host:pid:tid [dev]`` or UCX ``[host:pid:tid:n]`` line prefix, or None."""
     m = _HOST_NCCL.match(message)
@@ -402,3 +353,6 @@ def line_host(message: str) -> str | None:
         return m["host"] or m["ucx"]
     m = _HOST_NAMED.search(message)
     return m["host"] if m else None
+
+
+from tools.parsers.joblog.transport_lines import fs_error, net_event  # noqa: E402  (re-exported)

@@ -42,3 +42,16 @@ def test_a_persons_hold_is_informational_and_never_released(make_facts):
 
 def test_user_holds_can_be_left_out(make_facts):
     assert check_job_held(_facts(make_facts, _job("1", "JobHeldUser", 0)), JobHeldConfig(report_user_holds=False)) == []
+
+
+def test_held_after_reaching_the_requeue_limit_is_released_like_a_failed_launch(make_facts):
+    text = """JobId=60440 JobName=wav2vec
+   UserId=nsato(20702) GroupId=nsato(20702) MCS_label=N/A
+   Priority=0 Nice=0 Account=speech QOS=normal
+   JobState=PENDING Reason=JobHoldMaxRequeue Dependency=(null)
+   Requeue=1 Restarts=5 BatchFlag=1 Reboot=0 ExitCode=0:0
+   SubmitTime=2026-03-03T18:00:00 EligibleTime=2026-03-03T18:00:00
+   Partition=gpu NodeList=(null) NumNodes=2-2 NumCPUs=64 NumTasks=16
+"""
+    (f,) = check_job_held(make_facts(("slurm/job.txt", "scontrol-job-text", text)), JobHeldConfig())
+    assert "MaxBatchRequeue" in f.message and [(a.type, a.job) for a in f.suggested_actions] == [("release_job", "60440")]
