@@ -161,7 +161,8 @@ def _cuda_errors(facts: Facts, nodes: dict[str, _Node]) -> None:
 def _records_clean(facts: Facts, node: str) -> bool:
     """The node's kernel log was read and holds no Xid, lost GPU or ECC line, and DCGM's uncorrectable-ECC
     counters were read and are all zero: a job's "uncorrectable ECC error" is then not corroborated."""
-    kernel_read = any(a.format == "kernel-log" and a.node == node for a in facts.artifacts)
+    kernel_read = node in facts.cached("kernel_log_nodes", lambda: {a.node for a in facts.artifacts
+                                                                    if a.format == "kernel-log" and a.node})
     if not kernel_read or any(ev.kind in ("xid", "fallen_off_bus", "gpu_ecc") for ev in facts.kernel_events_on(node)):
         return False
     dbe = [s for name in ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_DEV")

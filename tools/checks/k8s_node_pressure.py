@@ -115,12 +115,15 @@ def _over_own_limit(facts: Facts) -> list[Finding]:
     Evicted event): culprit the pod, action notify_owner; its node is fine and is not taken out of service."""
     found: dict[str, tuple[str, str, Evidence]] = {}
     replacements: dict[str, list[str]] = {}
+    pending_by_owner: dict[tuple[str, str], list[str]] = {}  # one pass, not one per evicted pod
+    for q in facts.k8s_pods:
+        if q.phase == "Pending" and q.owner_name:
+            pending_by_owner.setdefault((q.namespace, q.owner_name), []).append(pod_culprit(q))
     for p in facts.k8s_pods:
         if p.status_reason == "Evicted" and OWN_LIMIT_EVICTED.search(p.status_message or ""):
             found.setdefault(p.ref, (p.namespace, p.name, pod_evidence(p, extra=f"Evicted: {p.status_message}")))
             # Its controller's new pod, Pending: it lost the GPUs the evicted pod held to whoever came first.
-            replacements[p.ref] = [pod_culprit(q) for q in facts.k8s_pods if q.phase == "Pending" and p.owner_name
-                                   and (q.namespace, q.owner_name) == (p.namespace, p.owner_name)]
+            replacements[p.ref] = pending_by_owner.get((p.namespace, p.owner_name), []) if p.owner_name else []
     for e in facts.k8s_events:
         if e.reason == "Evicted" and e.object_kind == "Pod" and OWN_LIMIT_EVICTED.search(e.message):
             ns, name = event_pod_key(facts, e)
