@@ -162,13 +162,18 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
 
 
 def _targets(per_node: dict[str, list[object]]) -> list[str]:
-    """``mdt:`` / ``ost:`` culprits for the Lustre targets the clients' errors name on two or more nodes (or
-    on the only node): the server side everyone lost, named as Lustre names it (``scratch-MDT0000``)."""
+    """``mdt:`` / ``ost:`` culprits for the Lustre targets that answered two or more nodes (or the only node)
+    with errors — failed operations (``rc = -30``: read-only), evictions — named as Lustre names them
+    (``scratch-MDT0000``)."""
     seen: dict[str, set[str]] = {}
     for node, events in per_node.items():
         for e in events:
             target = getattr(e, "target", None)
-            if isinstance(e, LustreEvent) and target and ("-MDT" in target or "-OST" in target):
+            # A target that answers with an error (read-only, failed operations, evictions) is that target's
+            # fault; timeouts and lost connections say only that the path to the servers is down.
+            unreachable = getattr(e, "rc", None) in (-110, -107, -113, -111) or "connect" in str(getattr(e, "op", "") or "")
+            if isinstance(e, LustreEvent) and target and ("-MDT" in target or "-OST" in target) \
+                    and e.state in ("op_failed", "error", "evicted") and not unreachable:
                 seen.setdefault(target, set()).add(node)
     need = 1 if len(per_node) == 1 else 2
     return [f"{'mdt' if '-MDT' in t else 'ost'}:{t}" for t, nodes in sorted(seen.items()) if len(nodes) >= need][:4]

@@ -40,8 +40,8 @@ def test_servers_unreachable_from_most_clients_blames_the_fs_and_notifies(make_f
     facts = _facts(make_facts, {"hgx09": LOST, "hgx10": LOST, "hgx17": LOST, "hgx02": QUIET})
     (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
     assert f.root_cause == "storage_unavailable"
-    # no node: the clients are victims; the target every client lost is named as Lustre names it
-    assert f.culprits == ["fs:hpcfs", "ost:hpcfs-OST000b", "job:2211540", "job:2211555"]
+    # no node: the clients are victims; timeouts name no target (the path to the servers is down)
+    assert f.culprits == ["fs:hpcfs", "job:2211540", "job:2211555"]
     assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "2211540"), ("notify_owner", "2211555")]
     assert (f.evidence[0].file, f.evidence[0].line) == ("kernel/hgx09.log", 1)
     assert any("blocked for more than 120 seconds" in e.text for e in f.evidence)
@@ -166,3 +166,11 @@ def test_a_job_that_failed_on_the_expelled_client_is_resubmitted_without_it(make
     assert "job:2211777" in f.culprits and "job:2211540" in f.culprits
     (again,) = [a for a in f.suggested_actions if a.type == "resubmit_from_checkpoint"]
     assert (again.job, again.exclude_nodes) == ("2211777", ["hgx09"])  # the running job is left alone
+
+
+def test_a_target_answering_every_client_with_errors_is_named(make_facts):
+    erofs = ("[Sun Nov 22 05:04:12 2026] LustreError: 11-0: scratch-MDT0000-mdc-ffff9a1c2e4b8000: operation mds_reint "
+             "to node 10.50.0.11@o2ib failed: rc = -30\n") * 2
+    facts = _facts(make_facts, {"hgx09": erofs, "hgx10": erofs, "hgx17": erofs, "hgx02": QUIET})
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert f.root_cause == "storage_unavailable" and "mdt:scratch-MDT0000" in f.culprits
