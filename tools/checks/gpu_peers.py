@@ -30,7 +30,7 @@ def node_means(facts: Facts, metric: str) -> dict[str, float]:
     for s in facts.samples(metric):
         if s.node:
             vals[s.node].append(s.value * 100.0 if metric.startswith("DCGM_FI_PROF_") else s.value)
-    return {n: mean(v) for n, v in vals.items() if v}
+    return {n: sum(v) / len(v) for n, v in vals.items() if v}  # statistics.mean is ~10x slower on floats
 
 
 def utilisation(facts: Facts) -> tuple[str | None, dict[str, float]]:

@@ -58,12 +58,13 @@ def _power_cap_outliers(facts: Facts, cfg: ThrottleConfig, clocks: dict[str, flo
     for s in facts.samples(*_REASON_FIELDS):
         if s.node:
             capped[s.node] = capped.get(s.node, 0) + (1 if int(s.value) & _SW_POWER_CAP else 0)
-    free = [n for n, k in capped.items() if k == 0]
+    # The uncapped peers' median clock is the same for every capped node: computed once, not per node
+    # (that was O(capped x free), a quarter of the CPU at 10,000 nodes).
+    peers = sorted(clocks[n] for n, k in capped.items() if k == 0 and n in clocks)
+    peer = peers[len(peers) // 2] if peers else None
     for node, k in capped.items():
-        if k and free and node in clocks and node not in out:
-            peers = [clocks[n] for n in free if n in clocks]
-            peer = sorted(peers)[len(peers) // 2] if peers else None
-            if peer and clocks[node] < cfg.slow_clock_ratio * peer:
+        if k and peer and node in clocks and node not in out:
+            if clocks[node] < cfg.slow_clock_ratio * peer:
                 out[node] = "SW power cap on this node only"
     return out
 
