@@ -41,8 +41,11 @@ CLASSIFY_WORDS: tuple[str, ...] = (
     # checkpoints: saved, save took, load and write failures
     "checkpoint", "pytorchstream", "central directory", "loading state_dict", "unexpected eof", "eoferror",
     "unpickling", "safetensor", "saving model", "saved state", "saved weights",
-    # generic error lines (_GENERIC)
+    # generic error lines (_GENERIC), exception lines printed without a traceback, a shell's missing program
     "error", "fatal", "critical", "segmentation fault", "core dumped", "illegal instruction", "terminate called",
+    "exception", "command not found",
+    # a df row of a file system at 99-100 %, aws-ofi-nccl completions, DCP shard reads
+    "99%", "100%", "net/ofi", "distcp",
 )
 """Lowercase words one of which every line ``classify`` takes holds, besides the two shapes below."""
 
