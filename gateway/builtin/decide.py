@@ -92,7 +92,9 @@ def _gaps(coverage: dict[str, Any] | None) -> list[str]:
 
 
 SLOWDOWN = re.compile(r"\b(?:slow(?:er|ed|s|ing)?\b(?! to start)|(?:throughput|tokens/s|tflops|mfu)\s+(?:dropped|fell|"
-                      r"halved|went down)|(?:step|iteration) times? (?:went up|doubled|grew))", re.IGNORECASE)
+                      r"halved|went down)|(?:step|iteration) times? (?:went up|doubled|grew)|"
+                      r"(?:a|one) (?:third|half|quarter|fraction) of its (?:usual |normal )?(?:throughput|speed|rate)|"
+                      r"from ~?[\d.]+ ?s to ~?[\d.]+ ?s (?:per|an?) (?:step|iteration|iter|batch))", re.IGNORECASE)
 """The question reports that work got slower (``got ~30% slower``, ``slowed down by 40%``, ``throughput dropped``)."""
 
 SILENT_MIN = 30.0

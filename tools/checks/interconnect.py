@@ -200,6 +200,30 @@ def _counters(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]) ->
             n.direct = True
 
 
+IB_RATE = "node_infiniband_rate_bytes_per_second"
+"""node_exporter's infiniband collector: the port's negotiated data rate (bytes/s): width x lane speed."""
+
+
+def _slow_ports(facts: Facts, nodes: dict[str, _Node]) -> None:
+    """A port up at a fraction of the rate the fleet's other ports run (retrained at 1x or a lower speed after
+    a flap): the link carries traffic, slowly, and every collective through it waits."""
+    rates: dict[tuple[str, str], float] = {}
+    for s in facts.samples(IB_RATE):
+        if s.node and s.value > 0:
+            rates[(s.node, f"{s.labels.get('device', '?')}:{s.labels.get('port', '?')}")] = s.value
+    if len(rates) < 4:
+        return
+    values = sorted(rates.values())
+    typical = values[len(values) // 2]
+    for (node, port), rate in rates.items():
+        if rate < 0.5 * typical:
+            n = nodes[node]
+            n.evidence.append(Evidence(text=f"{IB_RATE} on {node} {port} = {rate / 1e9:g} GB/s, the fleet's ports "
+                                            f"run at {typical / 1e9:g} GB/s", metric=IB_RATE, value=rate, unit="B/s"))
+            n.what.add(f"IB port {port} trained at {rate / typical:.0%} of its peers' rate")
+            n.direct = True
+
+
 def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[Finding]:
     """interconnect_fault per node with a link that is down or flapping, NVLink Xids or recovery errors,
     IB fault counters that grew, or NIC transport errors it printed itself (see the module docstring).
@@ -210,6 +234,7 @@ def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[
     _kernel_links(facts, cfg, nodes)
     _transport(facts, cfg, nodes)
     _counters(facts, cfg, nodes)
+    _slow_ports(facts, nodes)
     findings: list[Finding] = []
     for node, n in nodes.items():
         if len(n.evidence) < cfg.min_link_down:
