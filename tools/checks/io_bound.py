@@ -33,11 +33,16 @@ class IoBoundConfig(CheckConfig):
 
 
 def check_io_bandwidth_bound(facts: Facts, cfg: IoBoundConfig) -> list[Finding]:
-    """io_bandwidth_bound when one job dominates OST bandwidth (obdfilter job_stats read/write bytes
+    """io_bandwidth_bound for OSTs that `lfs df` flags degraded (``D``: a RAID rebuild) while running jobs read
+    from them (obdfilter job_stats), and when one job dominates OST bandwidth (obdfilter job_stats read/write bytes
     over elapsed time) at more than ``heavy_gib_per_s`` and running jobs' GPUs sit idle.
 
     Sources: lctl get_param obdfilter.*.job_stats; DCGM utilisation; squeue allocations.
     """
+    return _degraded_targets(facts) + _bandwidth(facts, cfg)
+
+
+def _bandwidth(facts: Facts, cfg: IoBoundConfig) -> list[Finding]:
     rate: dict[str, float] = defaultdict(float)
     for e in facts.job_stats:
         if "-OST" not in e.target or not e.elapsed_s:
@@ -122,5 +127,30 @@ def _one_ost(facts: Facts, cfg: IoBoundConfig, rate: dict[str, float]) -> list[F
             suggested_actions=[ActionSpec(type="notify_owner", job=job_id,
                                           reason=f"all I/O goes through {target}: stripe the data over more OSTs (lfs setstripe -c)")]
             if slurm_job else [],
+        ))
+    return out
+
+
+def _degraded_targets(facts: Facts) -> list[Finding]:
+    """An OST the file system flags degraded (`lfs df` ``D``: its RAID rebuilding or a disk failed) serves every
+    read at a fraction of its speed; the running jobs whose job_stats show I/O on it wait on it."""
+    out: list[Finding] = []
+    for row in facts.lfs_df:
+        if row.kind != "OST" or "D" not in (row.flags or ""):
+            continue
+        target = row.uuid.removesuffix("_UUID")
+        jobs = list(dict.fromkeys(e.job_id for e in facts.job_stats if e.target == target and is_slurm_job_id(e.job_id)
+                                  and (j := facts.job(e.job_id)) is not None and (j.state or "") == "RUNNING"))
+        if not jobs:
+            continue
+        out.append(Finding(
+            check="io_bandwidth_bound", root_cause="io_bandwidth_bound",
+            message=f"{target} is degraded (lfs df flag D: a RAID rebuild or a failed disk); "
+                    f"{len(jobs)} running job(s) read from it and wait on its reduced bandwidth",
+            culprits=[f"ost:{target}", *[f"job:{j}" for j in jobs[:4]]],
+            evidence=[Evidence(text=f"lfs df: {row.uuid} {row.use_pct:.0f}% used on {row.mount}, flags {row.flags}",
+                               metric="lfs df")],
+            strength="state", confidence=confidence("state", corroborated=len(jobs) >= 1),
+            suggested_actions=[],
         ))
     return out

@@ -263,3 +263,14 @@ def test_a_fatal_nvswitch_sxid_is_the_nodes_nvlink_fabric(make_facts):
     assert check_node_software_fault(facts, NodeSoftwareConfig()) == []
     assert check_interconnect_link_down(make_facts(("kernel/dgxa-05.log", "kernel-log", SXID_NONFATAL)),
                                         InterconnectConfig()) == []
+
+
+def test_a_port_up_at_a_quarter_of_its_peers_rate_is_a_link_fault_of_its_node(make_facts):
+    import json
+    result = [{"metric": {"__name__": "node_infiniband_rate_bytes_per_second", "device": f"mlx5_{d}", "port": "1",
+                          "instance": f"{n}:9100"}, "value": [1795515600.0, str(12.5e9 if (n, d) == ("gn07", 2) else 50e9)]}
+              for n in ("gn03", "gn04", "gn07") for d in range(4)]
+    doc = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
+    facts = make_facts(("gpu/ib_rate.json", "prometheus-query-json", doc))
+    (f,) = check_interconnect_link_down(facts, InterconnectConfig())
+    assert f.culprits[0] == "node:gn07" and "mlx5_2:1 trained at 25%" in f.message

@@ -113,3 +113,27 @@ def test_one_ost_of_a_small_file_system_is_not_a_striping_problem(make_facts):
     small = "".join(LFS.splitlines(True)[:3])  # two OSTs only
     facts = make_facts(("lustre/proj/job_stats.txt", "lctl-job-stats", ONE_OST), ("lustre/proj/lfs_df.txt", "lfs-df", small))
     assert check_io_bandwidth_bound(facts, IoBoundConfig()) == []
+
+
+def test_a_degraded_ost_names_itself_and_the_running_jobs_reading_from_it(make_facts):
+    lfs = """UUID                       bytes        Used   Available Use% Mounted on
+scratch-OST0004_UUID      116.4T       71.1T       39.4T  65% /scratch[OST:4]
+scratch-OST0005_UUID      116.4T       72.2T       38.3T  66% /scratch[OST:5] D
+"""
+    stats = """obdfilter.scratch-OST0005.job_stats=
+job_stats:
+- job_id:          77120
+  snapshot_time:   1795515600
+  read_bytes:      { samples: 120, unit: bytes, min: 4096, max: 1048576, sum: 125829120 }
+- job_id:          77190
+  snapshot_time:   1795515600
+  read_bytes:      { samples: 10, unit: bytes, min: 4096, max: 1048576, sum: 10485760 }
+"""
+    squeue = """JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON)
+77120 gpu vit alice R 3:00:00 2 ga[05-06]
+77190 gpu old bob CD 1:00:00 1 ga07
+"""
+    facts = make_facts(("lustre/lfs_df.txt", "lfs-df", lfs), ("lustre/ost_job_stats.txt", "lctl-job-stats", stats),
+                       ("slurm/squeue.txt", "squeue-text", squeue))
+    (f,) = [f for f in check_io_bandwidth_bound(facts, IoBoundConfig()) if "degraded" in f.message]
+    assert f.culprits == ["ost:scratch-OST0005", "job:77120"] and f.suggested_actions == []
