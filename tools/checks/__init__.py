@@ -39,6 +39,7 @@ from tools.checks.k8s_device_plugin import K8sDevicePluginConfig, check_k8s_devi
 from tools.checks.k8s_driver_upgrade import K8sDriverUpgradeConfig, check_k8s_driver_upgrade
 from tools.checks.k8s_gpu_capacity import K8sGpuCapacityConfig, check_k8s_gpu_capacity
 from tools.checks.k8s_gpu_feature_labels import K8sGpuLabelsConfig, check_k8s_gpu_feature_labels
+from tools.checks.k8s_kubelet_refusals import K8sKubeletRefusalsConfig, check_k8s_kubelet_refusals
 from tools.checks.k8s_image_pull import K8sImagePullConfig, check_k8s_image_pull
 from tools.checks.k8s_node_not_ready import K8sNodeNotReadyConfig, check_k8s_node_not_ready
 from tools.checks.k8s_node_pressure import K8sNodePressureConfig, check_k8s_node_pressure
@@ -93,6 +94,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                                 needs=("gpu_samples", "jobs")),
     "host_thermal_throttle": CheckSpec(check_host_thermal_throttle, HostThermalConfig,
                                        "a node whose CPUs the kernel keeps throttling for heat", needs=("kernel_events",)),
+    "k8s_kubelet_refusals": CheckSpec(check_k8s_kubelet_refusals, K8sKubeletRefusalsConfig,
+                                      "a kubelet that admits pods to devices it lacks, or cannot mount a volume only it fails on",
+                                      needs=("k8s_events",)),
     "gpu_thermal_throttle": CheckSpec(check_gpu_thermal_throttle, ThrottleConfig,
                                       "clocks held down by thermal / power limits", needs=_GPU),
     "mdt_metadata_storm": CheckSpec(check_mdt_metadata_storm, MetadataConfig,

@@ -1,0 +1,36 @@
+"""check_k8s_kubelet_refusals on kubelet events (API JSON) and the pods they are about."""
+
+from __future__ import annotations
+
+from tests.unit.tools.checks._k8s_api import api_list, core_event, node, pod
+from tools.checks.k8s_kubelet_refusals import K8sKubeletRefusalsConfig, check_k8s_kubelet_refusals
+
+CFG = K8sKubeletRefusalsConfig()
+ADMIT = ("Pod Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 4, "
+         "Available: 0, which is unexpected")
+MOUNT = ('MountVolume.SetUp failed for volume "pv-lustre" : rpc error: code = Internal desc = Could not mount '
+         '"10.60.8.11@tcp:/lfs01": mount failed: exit status 19 ... mount.lustre: ... failed: No such device')
+
+
+def _facts(make_facts, events, pods, nodes=("gpu-14", "gpu-15", "gpu-16")):
+    return make_facts(("k8s/nodes.json", "k8s-json", api_list("NodeList", [node(n) for n in nodes])),
+                      ("k8s/pods.json", "k8s-json", api_list("PodList", pods)),
+                      ("k8s/events.json", "k8s-json", api_list("EventList", events)))
+
+
+def test_admission_errors_name_the_node_whose_device_manager_lost_its_devices(make_facts):
+    pods = [pod(f"sweep-{i}", node_name="gpu-14", phase="Failed", reason="UnexpectedAdmissionError", containers=[])
+            for i in range(2)]
+    events = [core_event("UnexpectedAdmissionError", ADMIT, name=f"sweep-{i}") for i in range(2)]
+    (f,) = check_k8s_kubelet_refusals(_facts(make_facts, events, pods), CFG)
+    assert f.root_cause == "device_plugin_failure" and f.culprits == ["k8snode:gpu-14", "pod:ml/sweep-0", "pod:ml/sweep-1"]
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("cordon_node", "gpu-14")]
+
+
+def test_a_mount_failing_on_one_node_only_is_its_client_and_on_every_node_it_is_not(make_facts):
+    pods = [pod("w-2", node_name="gpu-15", phase="Pending", containers=[])]
+    (f,) = check_k8s_kubelet_refusals(_facts(make_facts, [core_event("FailedMount", MOUNT, name="w-2")], pods), CFG)
+    assert f.root_cause == "fs_client_fault" and f.culprits == ["k8snode:gpu-15", "pod:ml/w-2"]
+    pods = [pod(f"w-{i}", node_name=f"gpu-1{4 + i}", phase="Pending", containers=[]) for i in range(3)]
+    events = [core_event("FailedMount", MOUNT, name=f"w-{i}") for i in range(3)]
+    assert check_k8s_kubelet_refusals(_facts(make_facts, events, pods), CFG) == []  # the servers, not a client
