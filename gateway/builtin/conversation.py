@@ -67,7 +67,7 @@ def read_conversation(request: dict[str, Any]) -> Conversation:
 
 
 _JOB_RE = re.compile(r"\bjob(?:\s*id)?\s*#?\s*(\d+(?:_\d+)?)", re.IGNORECASE)
-_ID_RE = re.compile(r"(?<![\w.:/-])(?<!\d,)(\d{3,}(?:_\d+)?)(?![\w.:/-])(?!,\d)")  # not 1,843
+_ID_RE = re.compile(r"(?<![\w.:/~≈-])(?<!\d,)(\d{3,}(?:_\d+)?)(?![\w.:/-])(?!,\d)")  # not 1,843
 _NOT_AN_ID = re.compile(
     r"\b(?:checkpoint|ckpt|step|steps|epoch|iteration|iter|port|rank|ranks|layer|batch|seq(?:uence)?|length|"
     r"version|v|gpus?|nodes?|tokens?|errors?|hours?|minutes?|seconds?|mb|gb|tb|gib|mib|w|watts?|mhz)\s*[#=:]?\s*$",
@@ -75,9 +75,12 @@ _NOT_AN_ID = re.compile(
 """A number right after one of these words is a step, a count or a size, not a job id (``checkpoint 18000``)."""
 _COUNTED = re.compile(
     r"\s+(?:[A-Za-z][\w-]*\s+){0,3}?(?:array\s+)?(?:tasks|jobs|nodes|gpus|pods|ranks|workers|steps|files|hosts|"
-    r"replicas|cards|users|minutes|hours|seconds|days)\b", re.IGNORECASE)
+    r"replicas|cards|users|minutes|hours|seconds|days|tokens|samples|images)\b|\s*(?:tflops|gb/s|gbps|gib|gb|mb|ms|s/it|it/s|%)(?![a-z])",
+    re.IGNORECASE)
 """A number followed (within a few words) by a plural count noun counts things, not a job id (``92 of their 100
 AlphaFold array tasks``)."""
+_UNIT_RATIO = re.compile(r"^(?:t?flops|tokens?|samples?|images?|gb|gib|mb|it|s|ms|w)/(?:gpu|node|s|sec|step|it|iter)$")
+"""``TFLOPS/GPU``, ``tokens/s``: a unit, not a ``namespace/pod``."""
 _HOSTLIST_RE = re.compile(r"\b([a-z][\w-]*)\[([\d,\-]{1,40})\]", re.IGNORECASE)
 """A Slurm hostlist in the question (``train-st-p4d-[1-4]``, ``gpu[01-03,07]``)."""
 
@@ -114,5 +117,5 @@ def named_entities(question: str) -> set[str]:
               and not _COUNTED.match(question[m.end():m.end() + 48])}
     found |= {m.group(1).lower() for m in _HOST_RE.finditer(question)}
     found |= {m.group(1).lower().rstrip(".") for m in _NAME_RE.finditer(question.lower())
-              if "-" in m.group(1) or "/" in m.group(1)}
+              if ("-" in m.group(1) or "/" in m.group(1)) and not _UNIT_RATIO.match(m.group(1))}
     return found

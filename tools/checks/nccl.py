@@ -21,10 +21,13 @@ __all__ = ["NcclConfig", "check_nccl_collective_failure", "NCCL_CONFIG_ERRORS"]
 
 NCCL_CONFIG_ERRORS = re.compile(
     r"no socket interface found|NCCL_SOCKET_IFNAME|NCCL_IB_HCA|no (?:IB|RoCE)? ?devices? found|"
-    r"Bootstrap : no socket|invalid (?:value|NCCL_)|unknown (?:NCCL_|network)|NET/Plugin: .*not found",
+    r"Bootstrap : no socket|invalid (?:value|NCCL_)|unknown (?:NCCL_|network)|NET/Plugin: .*not found|"
+    r"Duplicate GPU detected",
     re.IGNORECASE)
 """NCCL's complaints at initialisation that what its environment asks for (interfaces, HCAs, a network
-plugin) does not exist on the host: the job's configuration, not a fault of the network."""
+plugin) does not exist on the host, or that two ranks were given the same GPU (``Duplicate GPU detected :
+rank 1 and rank 0 both on CUDA device 1b000``: the script's device mapping): the job's configuration, not a
+fault of the network."""
 
 
 class NcclConfig(CheckConfig):

@@ -27,6 +27,8 @@ def _what(e: object) -> str:
     if getattr(e, "kind", "") in ("nccl_error", "generic", "nccl_remote_error") and _MEMLOCK.search(getattr(e, "message", "")):
         return "RDMA memory registration fails on the locked-memory limit (ulimit -l / memlock too low)"
     w = getattr(e, "what", None) or getattr(e, "component", "error")
+    if w.startswith("module_failed:"):
+        return f"kernel module {w.split(':', 1)[1]} does not load against the running kernel/OFED"
     return _WHAT.get(w, w)
 
 
@@ -64,7 +66,7 @@ def _stack_events(facts: Facts, node: str, words: tuple[str, ...]) -> list[objec
             out.append(e)
         elif isinstance(e, GpuStackEvent) and e.component in ("fabricmanager", "persistenced", "container-toolkit"):
             out.append(e)
-        elif isinstance(e, GpuDriverEvent) and e.what == "api_mismatch":
+        elif isinstance(e, GpuDriverEvent) and (e.what == "api_mismatch" or e.what.startswith("module_failed:")):
             out.append(e)  # user-space driver newer than the loaded module: an upgrade without a reboot
         elif any(w in e.message.lower() for w in words):
             out.append(e)  # a hung enroot mount, a generic error naming the runtime

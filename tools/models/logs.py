@@ -127,7 +127,7 @@ class FsClientEvent(KernelEventBase):
     lines, NFS ``server … not responding``, stale file handles, unmounts, BeeGFS/WekaFS errors."""
 
     kind: Literal["fs_client"] = "fs_client"
-    fs_type: Literal["gpfs", "nfs", "lustre", "beegfs", "weka", "other"] = "other"
+    fs_type: Literal["gpfs", "nfs", "lustre", "beegfs", "weka", "ceph", "other"] = "other"
     state: FsState = "error"
     fs: str | None = None
     """File system (device or mount) name when printed."""

@@ -269,3 +269,9 @@ def test_a_hostlist_in_the_question_names_its_hosts_but_not_one_quoted_from_a_re
     assert named_entities("Job 1187 on train-st-p4d-[1-4] stopped logging") == {
         "1187", "train-st-p4d-1", "train-st-p4d-2", "train-st-p4d-3", "train-st-p4d-4"}
     assert named_entities("pending with (ReqNodeNotAvail, UnavailableNodes:gpu-a-[029-032])") == set()
+
+
+def test_quantities_and_units_in_the_question_are_not_subjects():
+    assert named_entities("Job 50211 is at ~118 TFLOPS/GPU while the identical run did ~357") == {"50211"}
+    found = named_entities("ml-train/whisper-ft-worker-0 runs at 900 tokens/s and used 600 GB")
+    assert "ml-train/whisper-ft-worker-0" in found and not {"900", "600", "tokens/s"} & found

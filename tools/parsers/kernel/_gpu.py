@@ -26,6 +26,8 @@ _NO_HANDLE = re.compile(r"Unable to determine the device handle for (?:GPU|gpu) 
                         re.IGNORECASE)
 _INIT = re.compile(r"RmInitAdapter failed|rm_init_adapter failed|failed to initialize the NVIDIA GPU|"
                    r"GPU initialization failed", re.IGNORECASE)
+_STACK_MODULE_FAILED = re.compile(r"^(?P<mod>nvidia\w*|nv_peer_mem|gdrdrv|mlx5_\w+|ib_\w+|rdma_\w+): "
+                                  r"(?:Unknown symbol|disagrees about version of symbol)")
 _MODULE_LOADED = re.compile(r"NVRM: loading NVIDIA UNIX \S+ Kernel Module", re.IGNORECASE)
 _API_MISMATCH = re.compile(r"NVRM: API mismatch: the client has the version", re.IGNORECASE)
 _DRIVER_ERR = re.compile(r"\b(?:GSP|RPC|timeout|timed out|failed|error|unexpected)\b", re.IGNORECASE)
@@ -61,6 +63,11 @@ def classify_gpu(msg: str) -> Classified | None:
         process = name["name"].strip()[:200] if name and "<unknown>" not in name["name"] else None
         return "xid", {"xid": int(m["xid"]), "pci": normalize_pci(m["pci"]), "pci_printed": m["pci"],
                        "pid": int(pid["pid"]) if pid and pid["pid"] else None, "process": process}
+    m = _STACK_MODULE_FAILED.match(msg)
+    if m:
+        # A GPU/RDMA-stack kernel module that will not load against the running kernel or OFED (nvidia_peermem
+        # after an OFED update: GPUDirect RDMA off, every transfer bounced through host memory).
+        return "gpu_driver", {"pci": None, "what": f"module_failed:{m['mod'][:40]}"}
     m = _NO_HANDLE.search(msg)
     if m:
         return "fallen_off_bus", {"pci": normalize_pci(m["pci"] or msg), "how": "no_device_handle"}

@@ -31,7 +31,7 @@ KEYWORDS: tuple[str, ...] = (
     # _gpu: NVRM Xid / ECC / driver / lost-GPU lines, nvidia-smi's device-handle error, GPU-stack daemons
     "nvrm", "device handle", "nvidia", "nv-", "fabric", "dcgm",
     # _storage: Lustre/LNet, NFS, GPFS (tag, text, message numbers), BeeGFS, stale handles
-    "lustre", "lnet", "nfs", "gpfs", "mmfs", "mmsysmon", "6027-", "beegfs", "stale",
+    "lustre", "lnet", "nfs", "gpfs", "mmfs", "mmsysmon", "6027-", "beegfs", "stale", "ceph",
     # _host: OOM kills, hung tasks, slurmd/slurmstepd/SPANK, host faults
     "kill", "blocked for more than", "slurm", "spank", "panic", "hardware error", "lockup", "machine check",
     "edac", "oops", "bug:", "uncorrect", "temperature above threshold",

@@ -67,6 +67,11 @@ _GPFS_NODE = re.compile(r"\b(?:Node |to |from )?\d{1,3}(?:\.\d{1,3}){3} \((?P<no
 _NFS = re.compile(r"^nfs\d?: server (?P<server>[\w.:\[\]-]{1,128}) (?P<state>not responding|OK)\b")
 _STALE = re.compile(r"\bStale (?:NFS )?file handle\b", re.IGNORECASE)
 _BEEGFS = re.compile(r"^beegfs: .*(?:Communication error|Unable to|error|fail)", re.IGNORECASE)
+_CEPH_EXPELLED = re.compile(r"^(?:libceph|ceph): .*(?:reconnect denied|evicted|blocklisted|blacklisted)", re.IGNORECASE)
+_CEPH_LOST = re.compile(r"^(?:libceph|ceph): .*(?:session lost|socket closed|connection reset|mds\d+ hung|"
+                        r"session_reset|caps stale)", re.IGNORECASE)
+"""The CephFS kernel client: refused on reconnect or blocklisted by the MDS (the node is cut off until it
+remounts), or its monitor/MDS sessions lost."""
 _MODULE_FAILED = re.compile(
     r"^(?P<mod>beegfs|lustre|lnet|ko2iblnd|ksocklnd|ptlrpc|obdclass|mdc|osc|lov|mmfs\w*|tracedev|nfs|nfsv4|rpcrdma): "
     r"(?:Unknown symbol|disagrees about version of symbol)")
@@ -136,6 +141,10 @@ def classify_fs_client(source: str, msg: str) -> Classified | None:
         mod = m["mod"].lower().split("-")[0]
         fs_type = _MODULE_FS.get(mod, "gpfs" if mod.startswith("mmfs") else "lustre")
         return "fs_client", {"fs_type": fs_type, "state": "not_started"}
+    if _CEPH_EXPELLED.search(msg):
+        return "fs_client", {"fs_type": "ceph", "state": "expelled"}
+    if _CEPH_LOST.search(msg):
+        return "fs_client", {"fs_type": "ceph", "state": "lost_connection"}
     m = _NFS.match(msg)
     if m:
         return "fs_client", {"fs_type": "nfs", "server": m["server"],

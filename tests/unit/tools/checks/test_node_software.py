@@ -107,3 +107,9 @@ def test_rdma_registration_refused_on_memlock_names_the_printing_node(make_facts
     # the same NCCL error from a host nobody knows is not attributed
     other = log.replace("gx07:", "login9:")
     assert check_node_software_fault(_gx(make_facts, "", ("5003", other)), NodeSoftwareConfig()) == []
+
+
+def test_a_gpu_stack_module_that_does_not_load_is_node_software(make_facts):
+    log = "[Thu Nov 19 06:11:12 2026] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)\n"
+    (f,) = check_node_software_fault(_gx(make_facts, log), NodeSoftwareConfig())
+    assert f.culprits[0] == "node:gx07" and "nvidia_peermem does not load" in f.message

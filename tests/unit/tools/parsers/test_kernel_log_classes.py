@@ -124,3 +124,16 @@ def test_a_file_system_client_module_that_will_not_load_is_the_client_not_starte
     assert [(e.kind, e.fs_type, e.state) for e in events] == [
         ("fs_client", "beegfs", "not_started"), ("fs_client", "lustre", "not_started"),
         ("fs_client", "beegfs", "not_started"), ("fs_client", "gpfs", "not_started")]
+
+
+def test_cephfs_client_refused_or_cut_off_and_gpu_stack_modules_that_will_not_load():
+    events = parse_kernel_log(
+        "[Fri Nov 27 09:03:22 2026] ceph: mds0 reconnect denied\n"
+        "[Fri Nov 27 09:03:23 2026] libceph: mon1 (1)10.50.0.12:6789 session lost, hunting for new mon\n"
+        "Nov 25 06:11:12 hx05 kernel: nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)\n"
+        "Nov 25 06:11:13 hx05 kernel: gdrdrv: disagrees about version of symbol nvidia_p2p_get_pages\n",
+        path="kernel/n.log", node="n")
+    assert [(e.kind, getattr(e, "fs_type", None), getattr(e, "state", None) or getattr(e, "what", None))
+            for e in events] == [("fs_client", "ceph", "expelled"), ("fs_client", "ceph", "lost_connection"),
+                                 ("gpu_driver", None, "module_failed:nvidia_peermem"),
+                                 ("gpu_driver", None, "module_failed:gdrdrv")]
