@@ -66,7 +66,7 @@ BUILTIN_MODEL = "warden-builtin"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # inf/nan validate as floats and then misbehave
 
 
 class BuiltinProviderConfig(_Strict):

@@ -79,6 +79,9 @@ def test_default_config_serves_the_builtin_model():
         ('[[providers]]\nname = "p"\nkind = "openai_compat"\nopenai_base_url = "http://x/v1"\nbogus = 1\n',
          "bogus"),
         ("not = [valid toml", "cannot parse"),
+        # an infinite price validated and then made every cost infinite (issue 15 item 11)
+        ('[prices."m"]\ninput_usd_per_mtok = inf\n', "input_usd_per_mtok"),
+        ('[prices."m"]\noutput_usd_per_mtok = nan\n', "output_usd_per_mtok"),
     ],
 )
 def test_invalid_config_is_a_clear_error(tmp_path, text, needle):
