@@ -8,7 +8,7 @@ Compacting keeps what constrains a call and drops what only explains it:
 - in the parameter schema, ``title``, ``description`` and ``default`` are dropped, and an optional
   ``anyOf: [X, {"type": "null"}]`` becomes ``X`` (the argument stays optional: it is not in
   ``required``, and Warden's own validation still accepts null);
-- every bound stays: ``type``, ``enum``, ``required``, ``minimum``/``maximum``, ``maxLength``,
+- every bound stays (``maxLength`` capped at ``STRING_CHARS``): ``type``, ``enum``, ``required``, ``minimum``/``maximum``,
   ``maxItems``, ``additionalProperties``, ``$ref``/``$defs``;
 - a string without a bound gets ``maxLength: STRING_CHARS`` and an array ``maxItems: ARRAY_ITEMS``:
   servers that turn the schema into a grammar (llama.cpp's) then cannot let a small model write one
@@ -73,8 +73,11 @@ def compact_schema(schema: Any, *, _key: str | None = None) -> Any:
             del out["anyOf"]
             out = {**other, **out}
     if _key != "properties":
-        if out.get("type") == "string" and "maxLength" not in out and "enum" not in out:
-            out["maxLength"] = STRING_CHARS
+        if out.get("type") == "string" and "enum" not in out:
+            # A server that constrains output by grammar (llama.cpp) unrolls maxLength into that many nested
+            # rules: the summary's 8,000 failed to parse there and took the server down. The compacted bound
+            # is at most STRING_CHARS; the full limit is still enforced when the answer is validated.
+            out["maxLength"] = min(int(out.get("maxLength", STRING_CHARS)), STRING_CHARS)
         elif out.get("type") == "array" and "maxItems" not in out:
             out["maxItems"] = ARRAY_ITEMS
     return out

@@ -61,7 +61,9 @@ def test_compact_tools_are_smaller_and_keep_every_bound(tmp_path, monkeypatch):
         f = tool["function"]
         assert len(f["description"]) <= DESCRIPTION_CHARS + 4
         assert by_name[f["name"]]["description"].split()[0] == f["description"].split()[0]
-        kept = _bounds(by_name[f["name"]]["parameters"])
+        # every bound stays; a maxLength above STRING_CHARS is tightened to it (a grammar server unrolls it)
+        kept = {(p, k, str(min(int(v), STRING_CHARS)) if k == "maxLength" else v)
+                for p, k, v in _bounds(by_name[f["name"]]["parameters"])}
         added = _bounds(f["parameters"]) - kept
         assert kept <= _bounds(f["parameters"]), f["name"]
         assert {(k, v) for _, k, v in added} <= {("maxLength", str(STRING_CHARS)), ("maxItems", str(ARRAY_ITEMS))}
@@ -109,3 +111,12 @@ def test_eval_runs_no_more_incidents_at_once_than_the_server_answers():
     assert route_parallelism(cfg, "big", 4) == 4
     assert route_parallelism(cfg, "warden-builtin", 2) == 2
     assert route_parallelism(None, "small", 3) == 3
+
+
+def test_a_compacted_string_bound_never_exceeds_what_a_grammar_server_can_unroll():
+    # the Diagnosis summary's maxLength 8,000 became 8,000 nested grammar rules in llama.cpp: "failed to parse
+    # grammar", and the server went down for every later request
+    from agent.tool_compact import STRING_CHARS, compact_schema
+    out = compact_schema({"type": "object", "properties": {"summary": {"type": "string", "maxLength": 8000},
+                                                           "name": {"type": "string", "maxLength": 64}}})
+    assert out["properties"]["summary"]["maxLength"] == STRING_CHARS and out["properties"]["name"]["maxLength"] == 64
