@@ -20,7 +20,7 @@ from pydantic import Field
 
 from tools.checks.base import CheckConfig, clip, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_event_time, rank_node
+from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_event_time, printed_on, rank_node
 from tools.knowledge.dcgm import NON_INTERRUPTING_FIELDS, XID_FIELD, gpu_fault_samples
 from tools.knowledge.precedence import confidence
 from tools.knowledge.xid import HARDWARE_XIDS, NON_INTERRUPTING_XIDS, RECOVERY_XID, describe_xid, recovery_action, xid_class
@@ -140,12 +140,7 @@ def _cuda_errors(facts: Facts, nodes: dict[str, _Node]) -> None:
             continue
         if e.category == "device_missing" and e.job in driver_jobs:
             continue
-        allocated = job_nodes(facts, e.job)
-        node = e.host if e.host and (e.host in allocated or facts.node(e.host)) else None
-        if node is None and e.rank is not None:
-            node = rank_node(facts, e.job, e.rank)
-        if node is None and len(allocated) == 1:
-            node = allocated[0]
+        node = printed_on(facts, e)
         if node is None or (e.category == "device_missing" and node in mismatched):
             continue
         if e.category == "hardware" and _records_clean(facts, node):

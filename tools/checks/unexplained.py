@@ -13,7 +13,7 @@ import re
 
 from tools.checks.base import CheckConfig, clip, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import job_nodes, job_state, rank_node
+from tools.facts.queries import job_nodes, job_state, printed_on
 from tools.knowledge.xid import xid_class
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import HostFaultEvent, PcieEvent, SlurmNodeEvent, XidEvent
@@ -55,19 +55,6 @@ def _node_signal(ev: object) -> bool:
 _GPU_WORDS = re.compile(r"\bCUDA error|\bECC\b|\bXid\b|\bNVML\b|GPU is lost|fallen off the bus", re.IGNORECASE)
 
 
-def _printed_on(facts: Facts, ev: object) -> str | None:
-    """The node a job-log line came from: the host it names, its rank's node, or the job's only node."""
-    job = getattr(ev, "job", None) or ""
-    host = getattr(ev, "host", None)
-    if host and facts.node(host) is not None:
-        return host
-    rank = getattr(ev, "rank", None)
-    if rank is not None and (node := rank_node(facts, job, rank)):
-        return node
-    nodes = job_nodes(facts, job)
-    return nodes[0] if len(nodes) == 1 else None
-
-
 def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedConfig | None = None) -> Finding | None:
     """One ``inconclusive`` finding quoting error-level signals on nodes and jobs no finding names
     (kernel/syslog lines nobody classified, unknown Xids, uncorrected PCIe errors, failing daemons, error
@@ -95,7 +82,7 @@ def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedC
             jobs[ev.job] = jobs.get(ev.job, 0) + 1
             if len(evidence) < cfg.max_evidence:
                 evidence.append(log_evidence(ev))
-            node = _printed_on(facts, ev) if _GPU_WORDS.search(ev.message) else None
+            node = printed_on(facts, ev) if _GPU_WORDS.search(ev.message) else None
             # Only a node the scheduler knows for this job (or at all): a name read from log text alone is not
             # something to run a diagnostic on.
             if node and node not in named and (facts.node(node) is not None or node in job_nodes(facts, ev.job)):

@@ -14,7 +14,7 @@ from tools.models.logs import CheckpointEvent, KernelEventBase
 
 __all__ = [
     "ACTIVE_STATES", "ENDED_BADLY", "event_time", "kernel_event_time", "affected_jobs", "is_slurm_job_id",
-    "same_run_jobs", "newest_checkpoint", "rank_node", "job_nodes", "job_user", "job_state", "first_seen",
+    "same_run_jobs", "newest_checkpoint", "rank_node", "printed_on", "job_nodes", "job_user", "job_state", "first_seen",
 ]
 
 ACTIVE_STATES = ("RUNNING", "COMPLETING", "SUSPENDED")
@@ -241,3 +241,19 @@ def rank_node(facts: Facts, job_id: str, rank: int) -> str | None:
         return None
     idx = rank // per_node
     return nodes[idx] if idx < len(nodes) else None
+
+
+def printed_on(facts: Facts, ev: object) -> str | None:
+    """The node a job-log line came from: the host it names (one of the job's nodes or a known node), else
+    its rank's node (``rank_node``), else the job's only node; None when none of these tells.
+
+    Sources: the event's ``host``/``rank`` fields; squeue/scontrol/sacct allocations; srun task lines."""
+    job = getattr(ev, "job", None) or ""
+    allocated = job_nodes(facts, job)
+    host = getattr(ev, "host", None)
+    if host and (host in allocated or facts.node(host) is not None):
+        return host
+    rank = getattr(ev, "rank", None)
+    if rank is not None and (node := rank_node(facts, job, rank)):
+        return node
+    return allocated[0] if len(allocated) == 1 else None
