@@ -7,6 +7,7 @@ from __future__ import annotations
 from tools.checks.base import CheckConfig
 from tools.checks.base import kernel_evidence
 from tools.facts import Facts
+from tools.facts.queries import control_plane_hosts
 from tools.knowledge.precedence import confidence
 from tools.models.logs import KernelEvent, SlurmMessageEvent, SlurmNodeEvent
 from tools.models.findings import Evidence, Finding
@@ -42,29 +43,54 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
     dbd = _dbd_findings(facts, cfg)
     if not errors and not log_lines and not down and not killed:
         return dbd
+    # slurmctld blocked in the kernel (D state) on its host: waiting on StateSaveLocation's storage, usually.
+    hung = [e for e in facts.kernel_events_of("hung_task") if getattr(e, "process", None) == "slurmctld" and e.node]
     answered, restarts = _answered_since(facts), _restarts(facts)
     if log_lines and answered and restarts and not errors and not down and not killed:
         return [_past_outage(log_lines, answered, restarts)] + dbd
     hosts_killed = sorted({e.node for e in killed if e.node and e.process == "slurmctld"})
-    hosts = sorted({e.controller for e in down if e.controller} | set(hosts_killed))
+    hosts_hung = sorted({e.node for e in hung if e.node not in hosts_killed})
+    hosts = sorted({e.controller for e in down if e.controller} | set(hosts_killed) | set(hosts_hung))
+    storage = _host_storage(facts, hosts_hung)
     munge, clocks = _munge_clock(facts)
     evidence = [Evidence(text=e.message[:300], file=e.path) for e in errors[:4]]
     evidence += [Evidence(text=e.message[:300], file=e.file, line=e.line) for e in (down[:2] + log_lines[:3])]
-    evidence += [kernel_evidence(e) for e in killed[:2]]
+    evidence += [kernel_evidence(e) for e in killed[:2] + hung[:1] + storage[:1]]
     evidence += [kernel_evidence(e) for e in munge[:1] + clocks[:2]]
+    # The daemon's state in its host's kernel log is a direct signal about the controller, as strong as the
+    # storage errors behind it (which it then explains: see SUPERSEDES).
+    # Unless the same storage fails compute nodes too: then it is the file system that is down for everyone.
+    shared = hung and any(e.node not in hosts_hung for e in facts.kernel_events_of("fs_client", "lustre_error")
+                          if e.node and getattr(e, "state", None) not in ("connection_restored", "restored"))
+    strength = "direct" if (killed or hung) and errors and not shared else "state" if (errors or hosts) else "symptom"
     skewed = sorted({e.node for e in clocks if e.node})
     return [Finding(
         check="controller_unreachable", root_cause="controller_unreachable",
         message=f"{len(errors)} recorded Slurm command(s) and {len(log_lines)} log line(s) could not reach slurmctld"
-        + (f"; slurmctld on {', '.join(hosts)} is down" if hosts else "")
+        + (f"; slurmctld on {', '.join(gone)} is down" if (gone := [h for h in hosts if h not in hosts_hung]) else "")
         + (f" (the kernel OOM killer ended {', '.join(sorted({e.process or '?' for e in killed}))})" if killed else "")
+        + (f"; slurmctld is blocked in the kernel on {', '.join(hosts_hung)} ({len(hung)} hung-task report(s))" if hung else "")
+        + (f", waiting on its file-system server {', '.join(sorted({s for e in storage if (s := _server(e))}))} "
+           "(StateSaveLocation): restore that storage, slurmctld then resumes" if storage else "")
         + (f"; MUNGE credentials arrive expired and the clock of {', '.join(skewed)} is not synchronised: "
            "fix its time source (chrony/NTP), then munged" if munge and skewed else ""),
         culprits=[f"node:{h}" for h in hosts + [n for n in skewed if n not in hosts]], evidence=evidence[:8],
-        strength="state" if (errors or hosts) else "symptom",
-        confidence=confidence("state" if (errors or hosts) else "symptom", corroborated=bool(errors and (hosts or log_lines))),
+        strength=strength, confidence=confidence(strength, corroborated=bool(errors and (hosts or log_lines))),
         suggested_actions=[],
     )] + dbd
+
+
+def _host_storage(facts: Facts, hosts: list[str]) -> list[KernelEvent]:
+    """File-system errors on the controller's own hosts (an NFS/Lustre/GPFS server not responding there)."""
+    if not hosts:
+        return []
+    mine = set(control_plane_hosts(facts)) & set(hosts)
+    return [e for e in facts.kernel_events_of("fs_client", "lustre_error") if e.node in mine
+            and getattr(e, "state", None) not in ("connection_restored", "restored")]
+
+
+def _server(e: KernelEvent) -> str | None:
+    return getattr(e, "server", None) or getattr(e, "nid", None) or getattr(e, "target", None)
 
 
 _MUNGE_TIME = ("expired credential", "rewound credential", "credential replayed")

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from tools.checks.base import CheckConfig, job_culprits, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import ENDED_BADLY, affected_jobs, first_seen, job_nodes, job_state
+from tools.facts.queries import ENDED_BADLY, affected_jobs, control_plane_hosts, first_seen, job_nodes, job_state
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import FsClientEvent, FsErrorEvent, LustreEvent
@@ -117,6 +117,9 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
         clients = sorted(per_node) if share <= cfg.single_client_share else []
     else:
         clients = sorted(client_only)  # too few logs to compare nodes: trust client-only states
+    # A Slurm control host is no compute client to drain: its file-system trouble is the controller's.
+    control = set(control_plane_hosts(facts)) & set(per_node) - set(facts.node_names())
+    clients = [n for n in clients if n not in control]
     findings: list[Finding] = []
     for node in clients:
         events = per_node[node]
@@ -146,12 +149,16 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
         slow_only = bool(events) and all(isinstance(e, LustreEvent) and e.state == "request_timeout" for e in events)
         evidence = [_evidence(e) for e in events[:4]] + [kernel_evidence(e) for e in hung[:2]]
         evidence += [Evidence(text=f"lfs df: {r.uuid} {r.status}", metric="lfs df") for r in down_targets[:3]]
+        only_control = bool(rest) and set(rest) <= control
         findings.append(Finding(
             check="fs_unavailable", root_cause="storage_unavailable",
             message=f"{len(events)} file-system connection loss/eviction/timeout event(s) on {len(rest)} node(s)"
+            + (" (only the Slurm control host(s): slurmctld/slurmdbd storage)" if only_control else "")
             + (f"; {len(down_targets)} target(s) unavailable in lfs df" if down_targets else "")
-            + (f"; {len(hung)} hung task(s)" if hung else "") + "; servers or network unreachable for many clients",
-            culprits=[f"fs:{fs}" for fs in fss] + _targets(rest) + job_culprits(jobs), evidence=evidence[:6],
+            + (f"; {len(hung)} hung task(s)" if hung else "")
+            + ("" if only_control else "; servers or network unreachable for many clients"),
+            culprits=[f"fs:{fs}" for fs in fss] + _targets(rest) + job_culprits(jobs)
+            + ([f"node:{n}" for n in sorted(rest)] if only_control else []), evidence=evidence[:6],
             # Only "timed out for slow reply": the servers answer, slowly (an overloaded MDS/OSS): a symptom.
             strength="symptom" if slow_only else "direct",
             confidence=confidence("symptom" if slow_only else "direct", corroborated=bool(hung or down_targets)),

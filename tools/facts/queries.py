@@ -15,6 +15,7 @@ from tools.models.logs import CheckpointEvent, KernelEventBase
 __all__ = [
     "ACTIVE_STATES", "ENDED_BADLY", "event_time", "kernel_event_time", "affected_jobs", "is_slurm_job_id",
     "same_run_jobs", "newest_checkpoint", "rank_node", "printed_on", "job_nodes", "job_user", "job_state", "first_seen",
+    "CONTROL_DAEMONS", "control_plane_hosts",
 ]
 
 ACTIVE_STATES = ("RUNNING", "COMPLETING", "SUSPENDED")
@@ -257,3 +258,22 @@ def printed_on(facts: Facts, ev: object) -> str | None:
     if rank is not None and (node := rank_node(facts, job, rank)):
         return node
     return allocated[0] if len(allocated) == 1 else None
+
+
+CONTROL_DAEMONS = ("slurmctld", "slurmdbd")
+
+
+def control_plane_hosts(facts: Facts) -> dict[str, list[KernelEventBase]]:
+    """Hosts that run Slurm's control plane, with the kernel/syslog lines that show it: the kernel names
+    slurmctld or slurmdbd as a task it blocked (``INFO: task slurmctld:2211 blocked for more than 122
+    seconds``) or killed (OOM), or the host's log holds those daemons' own lines.
+
+    Returns {node: [events naming a control daemon]}. Sources: kernel-log/syslog records per node."""
+    hosts: dict[str, list[KernelEventBase]] = {}
+    for ev in facts.kernel_events_of("hung_task", "oom_kill"):
+        if ev.node and (getattr(ev, "process", None) or "") in CONTROL_DAEMONS:
+            hosts.setdefault(ev.node, []).append(ev)
+    for ev in facts.kernel_events:
+        if ev.node and (ev.source or "").startswith(CONTROL_DAEMONS):
+            hosts.setdefault(ev.node, [])
+    return hosts

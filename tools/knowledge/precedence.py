@@ -76,7 +76,7 @@ SUPERSEDES: dict[str, tuple[str, ...]] = {
     "gpu_oom": ("user_code_error", "crash_loop"),
     "node_unresponsive": ("job_stuck_completing", "scheduler_wait", "insufficient_gpu_capacity", "crash_loop",
                           "user_code_error", "timeout_without_checkpoint"),
-    "controller_unreachable": ("node_unresponsive", "scheduler_wait", "job_stuck_completing"),
+    "controller_unreachable": ("node_unresponsive", "scheduler_wait", "job_stuck_completing", "storage_unavailable"),
     "node_config_mismatch": ("scheduler_wait", "insufficient_gpu_capacity", "device_plugin_failure"),
     "node_software_fault": ("user_code_error", "scheduler_wait", "crash_loop", "insufficient_gpu_capacity",
                             "device_plugin_failure"),  # a broken driver or runtime leaves the plugin nothing to serve

@@ -137,3 +137,56 @@ def test_expired_munge_credentials_name_the_host_whose_clock_is_off(make_facts):
                        **{"kernel/sub01.log": {"node": "sub01"}})
     (f,) = check_controller_unreachable(facts, ControllerConfig())
     assert f.culprits == []
+
+
+# slurmctld's StateSaveLocation on an NFS/Lustre server that stops answering: the daemon blocks in the kernel
+# (hung-task reports name it), clients time out; compute nodes keep running. Two shapes of the host's log.
+CTL_NFS_DMESG = """[Mon Nov 30 06:48:12 2026] nfs: server adm-nfs02 not responding, still trying
+[Mon Nov 30 06:51:40 2026] INFO: task slurmctld:2211 blocked for more than 122 seconds.
+[Mon Nov 30 06:51:40 2026]       Not tainted 5.14.0-427.22.1.el9_4.x86_64 #1
+"""
+CTL_LUSTRE_JOURNAL = """Mar 04 09:58:02 sched-a kernel: LustreError: 11-0: home-MDT0000-mdc-ffff9a3b1c2d4000: operation mds_connect to node 10.1.0.5@o2ib failed: rc = -110
+Mar 04 09:58:02 sched-a kernel: Lustre: home-MDT0000-mdc-ffff9a3b1c2d4000: Connection to home-MDT0000 (at 10.1.0.5@o2ib) was lost; in progress operations using this service will wait for recovery to complete
+Mar 04 10:01:05 sched-a kernel: INFO: task slurmctld:1733 blocked for more than 120 seconds.
+"""
+TIMED_OUT = "slurm_load_jobs error: Socket timed out on send/recv operation\n"
+COMPUTE_NFS = "[Mon Nov 30 06:48:30 2026] nfs: server adm-nfs02 not responding, still trying\n" * 2
+
+
+def _ctl_facts(make_facts, log: str, *, computes: int = 0):
+    files = [("slurm/squeue.txt", "squeue-text", TIMED_OUT), ("kernel/ctl.log", "kernel-log", log)]
+    ctx = {"kernel/ctl.log": {"node": "ctl01"}}
+    for i in range(computes):
+        files.append((f"kernel/c{i}.log", "kernel-log", COMPUTE_NFS))
+        ctx[f"kernel/c{i}.log"] = {"node": f"c{i:02d}"}
+    return make_facts(*files, **ctx)
+
+
+def test_slurmctld_blocked_on_its_own_storage_names_its_host_with_direct_strength(make_facts):
+    # journalctl lines carry their own host name, which wins over the file's node.
+    for log, host in ((CTL_NFS_DMESG, "ctl01"), (CTL_LUSTRE_JOURNAL, "sched-a")):
+        (f,) = check_controller_unreachable(_ctl_facts(make_facts, log), ControllerConfig())
+        assert f.culprits == [f"node:{host}"] and f.strength == "direct", f
+        assert f"blocked in the kernel on {host}" in f.message and "StateSaveLocation" in f.message
+        assert "is down" not in f.message and f.suggested_actions == []
+
+
+def test_the_same_storage_failing_compute_nodes_too_leaves_the_controller_a_state_finding(make_facts):
+    (f,) = check_controller_unreachable(_ctl_facts(make_facts, CTL_NFS_DMESG, computes=3), ControllerConfig())
+    assert f.culprits == ["node:ctl01"] and f.strength == "state"
+
+
+def test_the_built_in_answer_is_the_controller_when_only_its_host_lost_the_storage(make_facts):
+    from gateway.builtin.decide import decide
+    from gateway.builtin.precedence import read_precedence
+    from tools.checks import run_checks
+    from tools.knowledge.precedence import render_precedence
+
+    table = read_precedence([{"role": "system", "content": render_precedence()}])
+    for computes, cause in ((0, "controller_unreachable"), (3, "storage_unavailable")):
+        run = run_checks(_ctl_facts(make_facts, CTL_NFS_DMESG, computes=computes))
+        found = [f.model_dump() for f in run.findings]
+        answer = decide("Every Slurm command times out. Are the nodes down?", found, table)
+        assert answer["root_cause"] == cause, (computes, [(f["check"], f["root_cause"]) for f in found])
+        # The controller's host is never a compute node to drain.
+        assert not any(a["type"] == "drain_node" for a in answer.get("proposed_actions", []))

@@ -174,3 +174,14 @@ def test_a_target_answering_every_client_with_errors_is_named(make_facts):
     facts = _facts(make_facts, {"hgx09": erofs, "hgx10": erofs, "hgx17": erofs, "hgx02": QUIET})
     (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
     assert f.root_cause == "storage_unavailable" and "mdt:scratch-MDT0000" in f.culprits
+
+
+def test_a_slurm_control_host_losing_its_storage_is_not_a_client_to_drain(make_facts):
+    ctl = ("[Mon Nov 30 06:48:12 2026] nfs: server adm-nfs02 not responding, still trying\n" * 2
+           + "[Mon Nov 30 06:51:40 2026] INFO: task slurmctld:2211 blocked for more than 122 seconds.\n")
+    quiet = "[Mon Nov 30 05:10:11 2026] EXT4-fs (nvme0n1p3): mounted filesystem with ordered data mode.\n"
+    files = [("kernel/ctl.log", "kernel-log", ctl)] + [(f"kernel/c{i}.log", "kernel-log", quiet) for i in range(4)]
+    ctx = {"kernel/ctl.log": {"node": "ctl01"}} | {f"kernel/c{i}.log": {"node": f"c{i}"} for i in range(4)}
+    (f,) = check_fs_unavailable(make_facts(*files, **ctx), FsUnavailableConfig())
+    assert f.root_cause == "storage_unavailable" and "node:ctl01" in f.culprits
+    assert "only the Slurm control host" in f.message and f.suggested_actions == []
