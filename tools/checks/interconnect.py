@@ -244,6 +244,17 @@ def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[
         what = ", ".join(sorted(n.what))
         culprits, follow = victims(facts, ref, f"collectives failed on {node}'s link", jobs=jobs)
         strength = "direct" if n.direct else "symptom"
+        if _host_network_lost(facts, node, n):
+            # Only Ethernet lost, and slurmctld cannot reach slurmd: the network it talks over is what went.
+            findings.append(Finding(
+                check="interconnect_link_down", root_cause="node_unresponsive",
+                message=f"{node} lost its host network ({what}) and Slurm marks it not responding: slurmd cannot "
+                        "reach slurmctld over it (management Ethernet or bond), whatever the job fabric does",
+                culprits=[ref.culprit, *culprits], evidence=n.evidence[:6], strength="direct",
+                confidence=confidence("direct", corroborated=True),
+                suggested_actions=take_out_of_service(facts, ref, f"host network down: {what[:80]}") + follow,
+            ))
+            continue
         findings.append(Finding(
             check="interconnect_link_down", root_cause="interconnect_fault",
             message=f"{len(n.evidence)} link fault event(s) on {node}: {what} (threshold {cfg.min_link_down})",
@@ -252,3 +263,13 @@ def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[
             suggested_actions=take_out_of_service(facts, ref, f"interconnect fault: {what[:80]}") + follow,
         ))
     return findings
+
+
+def _host_network_lost(facts: Facts, node: str, n: _Node) -> bool:
+    """Every fault on the node is an Ethernet port down (``ice … ens1f0: NIC Link is Down``, bond members) and
+    slurmctld marks the node not responding. A RoCE rail port that fails leaves slurmd reachable over the
+    management network; when slurmd is unreachable, the Ethernet that failed is the one slurmd uses."""
+    slurm = facts.node(node)
+    if slurm is None or not (slurm.not_responding or "not responding" in (facts.reason_of(node) or "").lower()):
+        return False
+    return bool(n.events) and all(isinstance(e, LinkEvent) and e.link_type == "ethernet" for e in n.events)

@@ -77,7 +77,17 @@ def node_state_from_words(words: list[str]) -> tuple[str | None, list[str]]:
     The base is the first word that is a Slurm base state; all other words are flags, upper
     case, in order, without duplicates.
     """
-    upper = [w.strip().upper() for w in words if w and w.strip()]
+    upper: list[str] = []
+    suffixed: list[str] = []
+    for w in words:
+        word = (w or "").strip().upper()
+        # Older scontrol prints sinfo's suffixes on the state (State=DOWN*, State=IDLE~): flags too.
+        while word and word[-1] in _SINFO_SUFFIX:
+            suffixed.insert(0, _SINFO_SUFFIX[word[-1]])
+            word = word[:-1]
+        if word:
+            upper.append(word)
+    upper += suffixed
     base = next((w for w in upper if w in NODE_BASE_STATES), None)
     if base is None and upper:
         base = upper[0]

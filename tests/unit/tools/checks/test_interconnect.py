@@ -274,3 +274,43 @@ def test_a_port_up_at_a_quarter_of_its_peers_rate_is_a_link_fault_of_its_node(ma
     facts = make_facts(("gpu/ib_rate.json", "prometheus-query-json", doc))
     (f,) = check_interconnect_link_down(facts, InterconnectConfig())
     assert f.culprits[0] == "node:gn07" and "mlx5_2:1 trained at 25%" in f.message
+
+
+# A node's host Ethernet gone (both bond members, or a single i40e/bnxt management port) while slurmctld marks
+# it not responding: the node is unreachable, its fabric untouched.
+BOND_LOST = """Nov 28 10:13:58 gpu012 kernel: ice 0000:31:00.0 ens1f0: NIC Link is Down
+Nov 28 10:14:01 gpu012 kernel: ice 0000:31:00.1 ens1f1: NIC Link is Down
+Nov 28 10:14:10 gpu012 kernel: mlx5_core 0000:ca:00.0 mlx5_0: Port: 1 Link ACTIVE
+"""
+ONE_PORT = "[Sat Nov 28 10:14:01 2026] i40e 0000:3b:00.0 eno1: NIC Link is Down\n"
+SINFO_NR = """PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST
+gpu*         up   infinite      1  down* gpu012
+"""
+SINFO_OK = """PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST
+gpu*         up   infinite      1  alloc gpu012
+"""
+
+
+def _with_sinfo(make_facts, log: str, sinfo: str):
+    return make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("slurm/sinfo.txt", "sinfo-text", sinfo),
+                      ("kernel/gpu012.log", "kernel-log", log), **{"kernel/gpu012.log": {"node": "gpu012"}})
+
+
+def test_host_ethernet_lost_on_a_node_slurm_cannot_reach_is_the_node_unresponsive(make_facts):
+    for log in (BOND_LOST, ONE_PORT):
+        (f,) = check_interconnect_link_down(_with_sinfo(make_facts, log, SINFO_NR), InterconnectConfig())
+        assert f.root_cause == "node_unresponsive" and f.strength == "direct"
+        assert f.culprits[0] == "node:gpu012" and "slurmd cannot reach slurmctld" in f.message
+        assert [a.type for a in f.suggested_actions][:1] == ["drain_node"]
+
+
+def test_an_ethernet_port_down_on_a_node_that_still_answers_stays_an_interconnect_fault(make_facts):
+    # A RoCE rail port: slurmd still answers over the management network.
+    (f,) = check_interconnect_link_down(_with_sinfo(make_facts, ONE_PORT, SINFO_OK), InterconnectConfig())
+    assert f.root_cause == "interconnect_fault"
+
+
+def test_an_ib_port_down_as_well_keeps_the_fabric_fault(make_facts):
+    log = BOND_LOST + "Nov 28 10:15:10 gpu012 kernel: mlx5_core 0000:ca:00.0 mlx5_0: Port: 1 Link DOWN\n"
+    (f,) = check_interconnect_link_down(_with_sinfo(make_facts, log, SINFO_NR), InterconnectConfig())
+    assert f.root_cause == "interconnect_fault"

@@ -95,3 +95,15 @@ def test_non_utf8_bytes_are_a_parse_error_with_line() -> None:
     with pytest.raises(ParseError) as err:
         _parse("latin.txt", data=data)
     assert err.value.path == "slurm/latin.txt" and err.value.line is not None
+
+
+@pytest.mark.parametrize("state,base,flags", [
+    ("DOWN*", "DOWN", ["NOT_RESPONDING"]),  # older scontrol prints sinfo's suffix on State=
+    ("IDLE~", "IDLE", ["POWERED_DOWN"]),
+    ("MIXED+DRAIN*", "MIXED", ["DRAIN", "NOT_RESPONDING"]),
+    ("DOWN+NOT_RESPONDING", "DOWN", ["NOT_RESPONDING"]),
+])
+def test_state_suffixes_are_flags(state: str, base: str, flags: list[str]) -> None:
+    data = f"NodeName=cn22 Arch=x86_64 CoresPerSocket=48\n   State={state} ThreadsPerCore=1 TmpDisk=0\n".encode()
+    (node,) = _parse("inline.txt", data)
+    assert (node.state, node.flags, node.not_responding) == (base, flags, "NOT_RESPONDING" in flags)
