@@ -24,6 +24,7 @@ from tools.checks.gpu_pcie_link import PcieLinkConfig, check_gpu_pcie_link
 from tools.checks.gpu_straggler import StragglerConfig, check_gpu_straggler
 from tools.checks.gpu_throttle import ThrottleConfig, check_gpu_thermal_throttle
 from tools.checks.gpu_xid import XidConfig, check_gpu_xid
+from tools.checks.host_oversubscribed import HostOversubscribedConfig, check_host_oversubscribed
 from tools.checks.host_straggler import HostStragglerConfig, check_host_straggler
 from tools.checks.host_thermal import HostThermalConfig, check_host_thermal_throttle
 from tools.checks.host_oom import HostOomConfig, check_node_host_oom
@@ -92,6 +93,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "host_straggler": CheckSpec(check_host_straggler, HostStragglerConfig,
                                 "one node of a job whose CPUs run far slower than its peers' (cpufreq governor, clock)",
                                 needs=("gpu_samples", "jobs")),
+    "host_oversubscribed": CheckSpec(check_host_oversubscribed, HostOversubscribedConfig,
+                                     "one node of a multi-node job whose CPUs are oversubscribed while its peers' are not",
+                                     needs=("nodes",)),
     "host_thermal_throttle": CheckSpec(check_host_thermal_throttle, HostThermalConfig,
                                        "a node whose CPUs the kernel keeps throttling for heat", needs=("kernel_events",)),
     "k8s_kubelet_refusals": CheckSpec(check_k8s_kubelet_refusals, K8sKubeletRefusalsConfig,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # facts import the parsers, which read this module's field list
     from tools.facts import Facts
 
-__all__ = ["cpu_busy_share", "cpu_busy_nodes", "iowait_nodes", "mode_shares"]
+__all__ = ["cpu_busy_share", "cpu_busy_nodes", "iowait_nodes", "mode_shares", "load_per_cpu"]
 
 _BUSY = 0.9
 _IOWAIT = 0.2
@@ -73,10 +73,32 @@ def cpu_busy_share(facts: Facts, node: str) -> float | None:
     n = facts.node(node)
     if n is not None and n.cpu_load is not None and n.cpus_alloc:
         return min(n.cpu_load / n.cpus_alloc, 1.0)
-    loads = [s.value for s in facts.samples("node_load1") if s.node == node]
-    if loads and n is not None and n.cpus:
-        return min(max(loads) / n.cpus, 1.0)
+    load = _load1(facts).get(node)
+    if load is not None and n is not None and n.cpus:
+        return min(load / n.cpus, 1.0)
     return None
+
+
+def _load1(facts: Facts) -> dict[str, float]:
+    """node -> highest ``node_load1`` sample (node_exporter), indexed once per Facts."""
+    def build() -> dict[str, float]:
+        out: dict[str, float] = {}
+        for s in facts.samples("node_load1"):
+            if s.node:
+                out[s.node] = max(out.get(s.node, 0.0), s.value)
+        return out
+    return facts.cached("node_load1_max", build)
+
+
+def load_per_cpu(facts: Facts, node: str) -> float | None:
+    """The node's run-queue length per CPU (load average / CPUs; above 1 the CPUs are oversubscribed), from
+    Slurm's CPULoad (sinfo ``CPU_LOAD``, scontrol ``CPULoad``) or node_exporter ``node_load1``, over the
+    node's CPU count (sinfo ``CPUS``, scontrol ``CPUTot``); None when either is unknown."""
+    n = facts.node(node)
+    if n is None or not n.cpus:
+        return None
+    load = n.cpu_load if n.cpu_load is not None else _load1(facts).get(node)
+    return None if load is None else load / n.cpus
 
 
 def cpu_busy_nodes(facts: Facts, nodes: Iterable[str], threshold: float = _BUSY) -> list[str]:
