@@ -37,6 +37,7 @@ from tools.checks.job_preempted import JobPreemptedConfig, check_job_preempted
 from tools.checks.k8s_container_died import K8sContainerDiedConfig, check_k8s_container_died
 from tools.checks.k8s_crash_loop import K8sCrashLoopConfig, check_k8s_crash_loop
 from tools.checks.k8s_device_plugin import K8sDevicePluginConfig, check_k8s_device_plugin
+from tools.checks.k8s_device_resources import K8sDeviceResourcesConfig, check_k8s_device_resources
 from tools.checks.k8s_driver_upgrade import K8sDriverUpgradeConfig, check_k8s_driver_upgrade
 from tools.checks.k8s_gpu_capacity import K8sGpuCapacityConfig, check_k8s_gpu_capacity
 from tools.checks.k8s_gpu_feature_labels import K8sGpuLabelsConfig, check_k8s_gpu_feature_labels
@@ -98,6 +99,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                                      needs=("nodes",)),
     "host_thermal_throttle": CheckSpec(check_host_thermal_throttle, HostThermalConfig,
                                        "a node whose CPUs the kernel keeps throttling for heat", needs=("kernel_events",)),
+    "k8s_device_resources": CheckSpec(check_k8s_device_resources, K8sDeviceResourcesConfig,
+                                      "a node whose device plugin registered an empty pool of a resource its peers offer",
+                                      needs=("k8s_nodes",)),
     "k8s_kubelet_refusals": CheckSpec(check_k8s_kubelet_refusals, K8sKubeletRefusalsConfig,
                                       "a kubelet that admits pods to devices it lacks, or cannot mount a volume only it fails on",
                                       needs=("k8s_events",)),

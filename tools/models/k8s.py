@@ -84,6 +84,9 @@ class K8sNode(BaseModel):
     """``nvidia.com/gpu`` in allocatable: GPUs the device plugin reports healthy."""
     allocatable_mig: dict[str, int] = Field(default_factory=dict)
     """``nvidia.com/mig-<profile>`` in allocatable (MIG slices under the mixed strategy), by resource name."""
+    allocatable_devices: dict[str, int] = Field(default_factory=dict)
+    """Other device-plugin resources in allocatable (``rdma/rdma_shared_device_a``, ``amd.com/gpu``,
+    ``nvidia.com/hostdev``, ``openshift.io/sriov_*``), by resource name: what each plugin registered."""
     gpu_product: str | None = None
     """Label ``nvidia.com/gpu.product`` (GPU feature discovery), e.g. ``NVIDIA-A100-SXM4-80GB``."""
     labels: dict[str, str] = Field(default_factory=dict)

@@ -13,10 +13,10 @@ from typing import Any
 
 from kubernetes.utils import parse_quantity
 
-from tools.models.k8s import MIG_RESOURCE_PREFIX, K8sCondition
+from tools.models.k8s import GPU_RESOURCE, MIG_RESOURCE_PREFIX, K8sCondition
 
 __all__ = ["Bad", "TEXT_MAX", "as_dict", "as_list", "scalar", "integer", "timestamp", "quantity", "cores", "whole",
-           "mig_counts", "conditions", "str_map"]
+           "mig_counts", "device_counts", "conditions", "str_map"]
 
 TEXT_MAX = 500
 _MAX_QUANTITY = Decimal(2) ** 63
@@ -111,6 +111,17 @@ def whole(res: dict[str, Any], key: str) -> int | None:
 def mig_counts(res: dict[str, Any]) -> dict[str, int]:
     """``nvidia.com/mig-<profile>`` counts (MIG slices under the mixed strategy), keyed by the full resource name."""
     return {k[:80]: int(q) for k in list(res)[:64] if isinstance(k, str) and k.startswith(MIG_RESOURCE_PREFIX)
+            and (q := quantity(res, k)) is not None}
+
+
+_NOT_DEVICES = ("hugepages-", "kubernetes.io/", "k8s.io/")
+
+
+def device_counts(res: dict[str, Any]) -> dict[str, int]:
+    """Device-plugin (extended) resources other than whole GPUs and MIG slices: names with a domain
+    (``rdma/hca_shared_devices_a``, ``amd.com/gpu``), not hugepages or Kubernetes' own, keyed by name."""
+    return {k[:120]: int(q) for k in list(res)[:64] if isinstance(k, str) and "/" in k and k != GPU_RESOURCE
+            and not k.startswith(MIG_RESOURCE_PREFIX) and not k.startswith(_NOT_DEVICES)
             and (q := quantity(res, k)) is not None}
 
 

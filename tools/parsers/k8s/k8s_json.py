@@ -26,8 +26,8 @@ from tools.errors import ParseError
 from tools.models.k8s import GPU_RESOURCE, K8sContainerStatus, K8sEvent, K8sNode, K8sPod, K8sTaint
 from tools.models.k8s_objects import K8sOtherObject, K8sResourceQuota, K8sWorkload
 from tools.parsers.base import json_loads
-from tools.parsers.k8s._fields import Bad, as_dict, as_list, conditions, cores, integer, mig_counts, scalar, str_map, \
-    timestamp, whole
+from tools.parsers.k8s._fields import Bad, as_dict, as_list, conditions, cores, device_counts, integer, mig_counts, scalar, \
+    str_map, timestamp, whole
 from tools.parsers.k8s._objects import has_templates, other, quota, workload
 from tools.parsers.k8s._spec import placement, resources
 
@@ -58,7 +58,8 @@ def _node(obj: dict[str, Any], path: str) -> K8sNode:
         taints=taints, capacity_cpu=cores(cap), allocatable_cpu=cores(alloc),
         capacity_memory_bytes=whole(cap, "memory"), allocatable_memory_bytes=whole(alloc, "memory"),
         capacity_gpu=whole(cap, GPU_RESOURCE), allocatable_gpu=whole(alloc, GPU_RESOURCE),
-        allocatable_mig=mig_counts(alloc), gpu_product=labels.get("nvidia.com/gpu.product"), labels=labels,
+        allocatable_mig=mig_counts(alloc), allocatable_devices=device_counts(alloc),
+        gpu_product=labels.get("nvidia.com/gpu.product"), labels=labels,
         kubelet_version=scalar(as_dict(status, "nodeInfo"), "kubeletVersion", 64),
     )
 
