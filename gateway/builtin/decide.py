@@ -40,10 +40,14 @@ def _subject_lines(entities: set[str], findings: list[dict[str, Any]], coverage:
     """First sentences: what was found about each subject the question names."""
     statuses = {s.get("subject", "").split(":", 1)[-1].lower(): s for s in (coverage or {}).get("subjects", [])}
     lines: list[str] = []
+    said: dict[str, str] = {}  # a finding's message -> the subject it was first quoted for
     for e in sorted(entities)[:4]:
         about = [f for f in findings if mentions(f, {e}) and f.get("root_cause") not in NO_CAUSE]
         status = statuses.get(e)
-        if about:
+        if about and about[0]["message"] in said:
+            lines.append(f"{e}: the same finding as {said[about[0]['message']]}")
+        elif about:
+            said[about[0]["message"]] = e
             lines.append(f"{e}: {about[0]['message']}")
         elif status and status.get("known") and (held := [n for n in status.get("nodes") or []
                                                          if any(mentions(f, {n.lower()}) for f in findings
@@ -154,7 +158,10 @@ def _cause_answer(top: Ranked, others: list[Ranked], lead: list[str], entities: 
         culprits += [c for c in f.get("culprits", []) if c not in culprits]
         evidence.extend(f.get("evidence", [])[:3])
     summary = " ".join(f"{line}." for line in lead)
-    summary += f" {_label(top.cause)[:1].upper()}{_label(top.cause)[1:]}: {top.findings[0]['message']}."
+    label = f"{_label(top.cause)[:1].upper()}{_label(top.cause)[1:]}"
+    first = top.findings[0]["message"]
+    # Quoted already for a subject of the question: name the cause, not the same sentence again.
+    summary += f" {label}: the finding above." if any(line.endswith(first) for line in lead) else f" {label}: {first}."
     if len(top.findings) > 1:
         summary += " Also: " + "; ".join(f["message"] for f in top.findings[1:3]) + "."
     if top.symptoms:
