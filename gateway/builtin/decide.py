@@ -113,6 +113,21 @@ def _asked_jobs_unknown(coverage: dict[str, Any] | None) -> bool:
     return bool(jobs) and not any(s.get("known") for s in jobs)
 
 
+def _not_by_owner(subject: dict[str, Any]) -> bool:
+    """sacct's ``CANCELLED by <who>`` names someone other than the job's owner: uid 0 (root, or a service running
+    as root) or another user's name. Another numeric uid cannot be told from the owner's: not counted."""
+    who, owner = str(subject.get("cancelled_by") or ""), str(subject.get("owner") or "")
+    if not who:
+        return False
+    if who in ("0", "root"):
+        return owner != "root"
+    return not who.isdigit() and bool(owner) and who != owner
+
+
+def _who(who: str) -> str:
+    return "uid 0 (root, or a service running as root)" if who in ("0", "root") else who
+
+
 def _subject_gaps(coverage: dict[str, Any] | None, findings: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     """What keeps a named job from being called fine when no fault was found about it: nodes of it whose
     evidence was not read, a log silent while it runs, an end nothing explains. Returns (reasons, culprits)."""
@@ -135,6 +150,12 @@ def _subject_gaps(coverage: dict[str, Any] | None, findings: list[dict[str, Any]
                            "explains it")
         if s.get("kind") == "job" and state.startswith(_ENDED_BADLY):
             reasons.append(f"job {name} ended {state.split()[0]} and nothing read explains why")
+            culprits.append(f"job:{name}")
+        elif s.get("kind") == "job" and state.startswith("CANCELLED") and _not_by_owner(s):
+            reasons.append(f"job {name} was cancelled by {_who(s['cancelled_by'])}, not by its owner "
+                           f"{s.get('owner')}, and nothing read says why; read next: slurmctld's log around its end "
+                           "(REQUEST_KILL_JOB / _slurm_rpc_kill_job names the uid and host) and the site's "
+                           "health-check and prolog/epilog logs")
             culprits.append(f"job:{name}")
     return reasons, culprits
 

@@ -125,6 +125,9 @@ class SacctRecord(BaseModel):
     partition: str | None = None
     state: str | None = None
     """Upper case, e.g. COMPLETED, FAILED, TIMEOUT, CANCELLED, OUT_OF_MEMORY, NODE_FAIL, RUNNING."""
+    cancelled_by: str | None = None
+    """Who cancelled the job, as sacct prints it in ``CANCELLED by 0``: a uid (0 is root or a root-run service) or
+    a user name; None when not cancelled or not shown (sacct JSON, a truncated ``CANCELLED+``)."""
     exit_code: str | None = None
     elapsed_s: int | None = None
     time_limit_s: int | None = None

@@ -14,7 +14,7 @@ from collections import Counter
 from pydantic import BaseModel, Field
 
 from tools.facts import Facts
-from tools.facts.queries import job_nodes, job_state
+from tools.facts.queries import job_nodes, job_state, job_user
 from tools.read.subject_job import silent_minutes, unread_nodes
 from tools.read.subject_k8s import unmonitored_nodes, workload_pods, workload_state
 from tools.read.context import ReadContext
@@ -72,6 +72,10 @@ class SubjectStatus(BaseModel):
     while other nodes' metrics were read."""
     silent_min: float | None = None
     """For a job with logs: minutes since its newest timestamped log line."""
+    owner: str | None = None
+    """For a job: the user it belongs to (squeue/scontrol/sacct User)."""
+    cancelled_by: str | None = None
+    """For a cancelled job: who cancelled it, as sacct says (``CANCELLED by 0``: a uid, 0 being root)."""
 
 
 class EvidenceCoverage(BaseModel):
@@ -95,9 +99,11 @@ def _subject(facts: Facts, raw: str) -> SubjectStatus:
     if job is not None or facts.acct_job(name) is not None:
         state = job_state(facts, name)
         reason = job.reason if job is not None and job.state == "PENDING" else None
+        acct = facts.acct_job(name)
         return SubjectStatus(subject=raw, known=True, kind="job", state=f"{state} ({reason})" if reason else state,
                              nodes=job_nodes(facts, name)[:8], unread_nodes=unread_nodes(facts, name),
-                             silent_min=silent_minutes(facts, name))
+                             silent_min=silent_minutes(facts, name), owner=job_user(facts, name),
+                             cancelled_by=acct.cancelled_by if acct is not None and state == "CANCELLED" else None)
     tasks = facts.array_tasks(name)
     if tasks:  # an array job: its tasks are the records
         states = Counter(job_state(facts, t) or "UNKNOWN" for t in tasks)

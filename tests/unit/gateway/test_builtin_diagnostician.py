@@ -245,6 +245,17 @@ def test_nodes_of_the_job_whose_exporter_is_down_keep_it_from_healthy():
     assert out["root_cause"] == "inconclusive" and "b03, b04" in out["summary"] and "up == 0" in out["summary"]
 
 
+def test_a_job_cancelled_by_root_or_another_user_is_unexplained_but_by_its_owner_is_not():
+    q = "My job 604112 was cancelled at 3 am. I didn't do it. Who did?"
+    for who in ("0", "root", "opsadm"):
+        out = decide(q, [], TABLE, coverage=_job("CANCELLED", owner="jlarsen", cancelled_by=who))
+        assert out["root_cause"] == "inconclusive" and out["culprits"] == ["job:604112"], who
+        assert "not by its owner jlarsen" in out["summary"] and out["proposed_actions"] == []
+    # The owner's own name, or a uid that cannot be told from the owner's: a cancel, not a fault.
+    for who in ("jlarsen", "61201", None):
+        assert decide(q, [], TABLE, coverage=_job("CANCELLED", owner="jlarsen", cancelled_by=who))["root_cause"] == "healthy"
+
+
 def test_a_failed_job_a_finding_explains_is_not_a_gap():
     found = finding("gpu_hardware_fault", 0.9, ["node:ib-g07", "job:604112"])
     assert decide("What killed job 604112?", [found], TABLE, coverage=_job("FAILED"))["root_cause"] == "gpu_hardware_fault"

@@ -98,6 +98,7 @@ def _record(row: dict[str, str]) -> SacctRecord:
         account=_v(row.get("ACCOUNT")),
         partition=_v(row.get("PARTITION")),
         state=job_state_from_words(_v(row.get("STATE"))),
+        cancelled_by=_cancelled_by(_v(row.get("STATE"))),
         exit_code=_v(row.get("EXITCODE")),
         elapsed_s=parse_duration_s(row.get("ELAPSED")),
         time_limit_s=parse_duration_s(row.get("TIMELIMIT")),
@@ -109,6 +110,14 @@ def _record(row: dict[str, str]) -> SacctRecord:
         num_gpus=tres_gpus(row.get("ALLOCTRES")) if _v(row.get("ALLOCTRES")) else None,
         max_rss_kib=_kib(row.get("MAXRSS")),
     )
+
+
+def _cancelled_by(state: str | None) -> str | None:
+    """``CANCELLED by 61201`` -> ``61201``."""
+    if not state or " by " not in state:
+        return None
+    who = state.split(" by ", 1)[1].strip().split()
+    return who[0][:64] if who else None
 
 
 def _restore_step(job_id: str) -> str:

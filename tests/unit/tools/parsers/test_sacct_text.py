@@ -40,6 +40,8 @@ def test_default_and_p_layouts_agree_on_ids_states_and_codes(name: str) -> None:
     assert records["1.batch"].partition is None and records["1.batch"].account == "root"
     assert records["3.batch"].state == "CANCELLED" and records["3.batch"].exit_code == "0:15"
     assert records["4"].state == "CANCELLED"  # "CANCELLED+" / "CANCELLED by 0"
+    # Who cancelled it survives only where sacct printed it whole (-p); the default layout truncates it.
+    assert records["4"].cancelled_by == ("0" if name.endswith("-p.txt") else None)
     assert records["8_1.batch"].state == "RUNNING"
 
 
