@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tools.checks.base import CheckConfig, log_evidence
 from tools.facts import Facts
+from tools.facts.queries import same_run_jobs
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 
@@ -49,6 +50,8 @@ def check_job_timeout_without_checkpoint(facts: Facts, cfg: TimeoutConfig) -> li
             continue
         if job not in logged:
             continue  # no log was read: whether it saved a checkpoint is unknown, not "nothing"
+        if _resumed_later(facts, job):
+            continue  # the run's next job resumed from a checkpoint: this one saved it (the lines were not read)
         findings.append(Finding(
             check="job_timeout_without_checkpoint", root_cause="timeout_without_checkpoint",
             message=f"job {job} reached its time limit with no checkpoint saved: all its work is lost"
@@ -59,3 +62,9 @@ def check_job_timeout_without_checkpoint(facts: Facts, cfg: TimeoutConfig) -> li
                                           reason="time limit reached without a checkpoint; add checkpointing or a longer limit")],
         ))
     return findings
+
+
+def _resumed_later(facts: Facts, job: str) -> bool:
+    """Another job of the same run (same user and name or working directory) logged resuming from a checkpoint."""
+    others = set(same_run_jobs(facts, job)) - {job}
+    return bool(others) and any(s.resumed for s in facts.job_logs if s.job in others)

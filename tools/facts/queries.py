@@ -165,13 +165,22 @@ def same_run_jobs(facts: Facts, job_id: str) -> list[str]:
         candidates = [j.job_id for j in facts.jobs_of_user(user)] + [r.job_id for r in facts.acct_of_user(user)]
         for jid in dict.fromkeys(candidates):
             u, n, w = ident(jid)
-            if jid not in ids and u == user and ((name and n == name) or (work and w == work)):
+            if jid not in ids and u == user and ((name and n and _same_name(n, name)) or (work and w == work)):
                 ids.append(jid)
     elif name and name.lower() not in _GENERIC_NAMES:
         # No user known for the job (sacct's default -o has none): the same distinctive job name.
         by_name = facts.cached("jobs_by_name", lambda: _by_name(facts))
         ids += [jid for jid in by_name.get(name, []) if jid != job_id]
     return ids
+
+
+def _same_name(a: str, b: str) -> bool:
+    """Job names equal, or one is the other cut as squeue (``%.8j``: ``mistral-``) or sacct (``mistral-s+``) cut it."""
+    if a == b:
+        return True
+    short, full = sorted((a, b), key=len)
+    cut = short.removesuffix("+")
+    return len(cut) in (8, 9) and full.startswith(cut)
 
 
 _GENERIC_NAMES = frozenset({"bash", "sh", "python", "python3", "train", "train.sh", "run.sh", "job", "sbatch", "wrap",

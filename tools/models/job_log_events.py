@@ -222,6 +222,13 @@ class JobLogSummary(BaseModel):
     events: int = 0
     kinds: dict[str, int] = Field(default_factory=dict)
     """Events seen per kind, including any beyond the per-kind cap that were not kept."""
+    untimed_progress_after: int = 0
+    """Training-progress lines (a loss printed) after the last timestamped line: the job went on reporting
+    without times, so the time since its last timestamp is not how long it has been silent."""
+    resumed: bool = False
+    """The log says the job resumed from a checkpoint (``Resuming training from checkpoint``, HF Trainer's
+    ``Continuing training from checkpoint``, Lightning's ``Restoring states from the checkpoint path``):
+    an earlier job of the run saved one."""
     hosts: list[str] = Field(default_factory=list)
     """Hosts the log's lines name as their printer (NCCL ``host:pid:tid`` and UCX ``[host:pid:...]``
     prefixes, INFO lines included): where the job ran; at most 1,024."""

@@ -50,11 +50,15 @@ def exporter_down(facts: Facts, node: str) -> bool:
 
 def silent_minutes(facts: Facts, job_id: str) -> float | None:
     """Minutes between the newest timestamped line of the job's logs and the capture; None when its logs
-    print no times (or none were read)."""
-    last = [s.last_timestamp for s in facts.job_logs if s.job == job_id and s.last_timestamp is not None]
-    if not last:
+    print no times (or none were read), or when that log went on printing training progress without times."""
+    logs = [s for s in facts.job_logs if s.job == job_id and s.last_timestamp is not None]
+    if not logs:
         return None
-    newest = max(last)
+    latest = max(logs, key=lambda s: s.last_timestamp)  # type: ignore[arg-type, return-value]
+    if latest.untimed_progress_after >= 2:
+        return None  # it kept printing progress without times after its last timestamp
+    newest = latest.last_timestamp
+    assert newest is not None
     when = facts.captured_at
     if newest.tzinfo is None and when.tzinfo is not None:
         when = when.replace(tzinfo=None)

@@ -60,6 +60,9 @@ _RESUMING = re.compile(
     re.IGNORECASE)
 """A resume naming the checkpoint it loads (Lightning's ``Restoring states from the checkpoint path at``,
 HF Trainer's ``Resuming training from checkpoint``, ``Loading checkpoint from``)."""
+_RESUMED = re.compile(r"continuing training from checkpoint|resum(?:ing|ed) (?:training )?from (?:the )?(?:latest |last )?"
+                      r"checkpoint|restoring states from the checkpoint|resumed from checkpoint", re.IGNORECASE)
+"""Any line saying the job resumed from a checkpoint, whether or not it names the path."""
 _LINK_TARGET = re.compile(r"\s+->\s+(?P<path>/[^\s'\",]+)")
 """``latest -> /ckpt/step_038000`` after it: the file actually read."""
 
@@ -155,7 +158,9 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
     hosts: dict[str, None] = {}
     saved: deque[JobLogEventBase] = deque(maxlen=MAX_CHECKPOINTS_KEPT)
     last_ts: datetime | None = None
+    untimed_progress = 0
     loading: str | None = None  # the checkpoint a resume said it is loading: what a load failure is about
+    resumed = False
 
     def emit(kind: str, line: int, rank: int | None, ts: datetime | None, message: str,
              exc: str | None = None, fields: dict[str, str] | None = None) -> None:
@@ -198,6 +203,10 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
             hosts[host] = None
         ts = find_timestamp(stripped)
         last_ts = ts or last_ts
+        if ts is not None:
+            untimed_progress = 0
+        elif "loss" in stripped:  # training progress printed without a time (HF's {'loss': ...} dicts)
+            untimed_progress += 1
         rank = prefix_rank if prefix_rank is not None else rank_in_text(stripped)
         key = prefix_rank
 
@@ -232,6 +241,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
             continue
 
         gates = Gates.of(stripped) if prefilter else _ALL
+        if gates.resume and not resumed and _RESUMED.search(stripped):
+            resumed = True
         if gates.resume and (resume := _RESUMING.search(stripped)) is not None:
             target = _LINK_TARGET.search(stripped, resume.end())  # "latest -> step_038000": the file read
             loading = (target["path"] if target else resume["path"])[:500]
@@ -255,7 +266,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
     events.sort(key=lambda e: e.line)
     summary = JobLogSummary(
         job=job, file=path, lines=len(text.splitlines()), last_timestamp=last_ts,
-        last_step=getattr(progress, "step", None),
+        last_step=getattr(progress, "step", None), resumed=resumed, untimed_progress_after=untimed_progress,
         events=len(events),
         kinds=dict(seen),
         hosts=list(hosts),

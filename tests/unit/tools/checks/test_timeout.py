@@ -91,3 +91,30 @@ def test_without_the_jobs_log_nothing_is_claimed_about_its_checkpoints(make_fact
            "   NodeList=gpu01 NumNodes=1 NumCPUs=8\n")
     facts = make_facts(("slurm/scontrol_show_job.txt", "scontrol-job-text", job))
     assert check_job_timeout_without_checkpoint(facts, TimeoutConfig()) == []
+
+
+# The run's next job (same user, same name as squeue cuts it: "gnn-weat") resumed from a checkpoint: the
+# timed-out job saved one, though its log as read shows no save line.
+NEXT = "51702|gnn-weather|ivan|bio-struct|gpu|RUNNING|0:0|2026-11-29T07:45:00|2026-11-29T07:45:10|Unknown|01:10:00|12:00:00|2|billing=256|dgx[11-12]|\n"
+SQUEUE_NEXT = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+             51702       gpu gnn-weat     ivan  R    1:10:00      2 dgx[11-12]
+"""
+RESUMES = {
+    "hf": "[INFO|trainer.py:2408] 2026-11-29 07:46:40,221 >>   Continuing training from checkpoint, will skip to saved global_step\n",
+    "lightning": "Restoring states from the checkpoint path at /proj/scratch/ivan/gnnwx/ckpt/last.ckpt\n",
+    "plain": "2026-11-29 07:46:02 | INFO | resuming training from latest checkpoint: step 9000\n",
+}
+
+
+def test_a_run_whose_next_job_resumed_from_a_checkpoint_did_save_one(make_facts):
+    next_log = "logs/51702/train-51702.out"
+    for shape, line in RESUMES.items():
+        facts = make_facts(("slurm/sacct.txt", "sacct-text", SACCT + NEXT), ("slurm/squeue.txt", "squeue-text", SQUEUE_NEXT),
+                           (LOG, "job-log", NO_CKPT), (next_log, "job-log", line),
+                           **{LOG: {"job": "51650"}, next_log: {"job": "51702"}})
+        assert check_job_timeout_without_checkpoint(facts, TimeoutConfig()) == [], shape
+    # A next job that started from scratch leaves the loss standing.
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", SACCT + NEXT), (LOG, "job-log", NO_CKPT),
+                       (next_log, "job-log", "2026-11-29 07:46:02 | INFO | epoch 0 | iter 1/3561 | loss 2.9 |\n"),
+                       **{LOG: {"job": "51650"}, next_log: {"job": "51702"}})
+    assert [f.culprits for f in check_job_timeout_without_checkpoint(facts, TimeoutConfig())] == [["job:51650"]]

@@ -47,3 +47,13 @@ def test_an_array_named_by_its_id_is_known_through_its_tasks():
     assert s.known and s.kind == "job" and s.state == "array of 3 task(s): 2 FAILED, 1 RUNNING"
     assert facts.array_tasks("4410") == ["4410_0", "4410_1", "4410_2"] and facts.array_tasks("441") == []
     assert not _subject(facts, "job:4411").known
+
+
+def test_progress_printed_without_times_after_the_last_timestamp_is_not_silence():
+    log = LOG + "{'loss': 1.0371, 'epoch': 0.81, 'train_samples_per_second': 401.3}\n" * 3
+    facts = _facts(("slurm/squeue.txt", "squeue-text", SQUEUE, {}), ("logs/77310/out.log", "job-log", log, {"job": "77310"}))
+    assert silent_minutes(facts, "77310") is None
+    # One untimed line (a banner, a warning) does not hide a silence.
+    facts = _facts(("slurm/squeue.txt", "squeue-text", SQUEUE, {}),
+                   ("logs/77310/out.log", "job-log", LOG + "{'loss': 1.03}\n", {"job": "77310"}))
+    assert 54 <= (silent_minutes(facts, "77310") or 0) <= 56
