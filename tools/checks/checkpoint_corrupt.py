@@ -33,9 +33,9 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
     jobs = {e.job for e in facts.job_events_of("checkpoint_load_failure")}
     for job in sorted(j for j in jobs if j):
         events = facts.job_events(job)
-        # "Error(s) in loading state_dict" is a model/checkpoint mismatch in the code or config, not a
-        # damaged file: an older checkpoint fails the same way, so it is not this check's to claim.
-        failures = [e for e in events if e.kind == "checkpoint_load_failure" and "state_dict" not in e.message]
+        # A file the loader refuses (a state_dict that does not match the model, torch >= 2.6's weights_only
+        # default rejecting a pickled class) is the code's or the environment's: an older checkpoint fails alike.
+        failures = [e for e in events if e.kind == "checkpoint_load_failure" and not _refused(e.message)]
         if len(failures) < cfg.min_failures:
             continue
         bad = {p for p in (_ckpt_path(e) for e in failures) if p}
@@ -61,3 +61,13 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
                for q in queued[:3]],
         ))
     return findings
+
+
+_REFUSALS = ("state_dict", "weights only load failed", "unsupported global", "weights_only")
+
+
+def _refused(message: str) -> bool:
+    """The loader read the file and refused it (``Error(s) in loading state_dict``, ``Weights only load failed``
+    … ``This file can still be loaded``): not a damaged checkpoint."""
+    low = message.lower()
+    return any(w in low for w in _REFUSALS)

@@ -93,6 +93,20 @@ def test_state_dict_mismatch_is_not_a_corrupt_file(make_facts):
     assert check_checkpoint_load_failure(_facts(make_facts, FIRST_LOG, mismatch), CheckpointConfig()) == []
 
 
+def test_torch_weights_only_refusal_is_not_a_corrupt_file(make_facts):
+    # Does not fire: torch >= 2.6 loads with weights_only=True by default and refuses a pickled class; the
+    # file "can still be loaded" — every older checkpoint fails alike (pytorch/pytorch docs for torch.load).
+    refused = ('[rank3]:   File "/opt/torch/serialization.py", line 1470, in load\n'
+               '[rank3]: _pickle.UnpicklingError: Weights only load failed. This file can still be loaded, to do so you '
+               'have two options, do those steps only if you trust the source of the checkpoint.\n'
+               '[rank3]: \tWeightsUnpickler error: Unsupported global: GLOBAL argparse.Namespace was not an allowed '
+               'global by default.\n')
+    assert check_checkpoint_load_failure(_facts(make_facts, FIRST_LOG, refused), CheckpointConfig()) == []
+    # A truncated archive in the same run still fires.
+    torn = "[rank3]: RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory\n" * 2
+    assert len(check_checkpoint_load_failure(_facts(make_facts, FIRST_LOG, torn), CheckpointConfig())) == 1
+
+
 def test_dcp_resume_with_no_user_recorded_finds_its_run_and_holds_the_queued_copy(make_facts):
     sacct = """JobID|JobName|Partition|State|ExitCode|
 118990|fsdp-3b|gpu|CANCELLED|0:15|
