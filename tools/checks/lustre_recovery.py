@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from tools.checks.base import CheckConfig, job_culprits, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import ENDED_BADLY, event_time, job_nodes
+from tools.facts.queries import ENDED_BADLY, affected_jobs, event_time, job_nodes
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import FsErrorEvent, LustreEvent
@@ -27,6 +27,9 @@ from tools.models.logs import FsErrorEvent, LustreEvent
 __all__ = ["LustreRecoveryConfig", "check_lustre_recovery"]
 
 _LOST = ("connection_lost", "evicted", "request_timeout")
+_BACKING = ("multipath", "failing path", "all paths down", "did_transport", "i/o error, dev", "blk_update_request",
+            "buffer i/o error", "remaining active paths: 0")
+"""A Lustre server's own block devices failing (SCSI/multipath/blk-mq lines): why its threads hang."""
 
 
 class LustreRecoveryConfig(CheckConfig):
@@ -73,6 +76,9 @@ def _episodes(facts: Facts) -> dict[str, _Episode]:
                 ep.evicted.add(ev.node)
         elif ev.state == "connection_restored":
             ep.restored.add(ev.node)
+    for m in facts.md_stats:  # an MDS's own md_stats name the MDTs it serves
+        if m.server:
+            served[m.server].add(m.target)
     for node, hung in hung_on.items():  # an OSS whose service threads hang stalls every target it serves
         for target in served.get(node, ()):
             eps[target].server += hung[:2]
@@ -134,19 +140,29 @@ def check_lustre_recovery(facts: Facts, cfg: LustreRecoveryConfig) -> list[Findi
         times = [t for ep in harmful.values() for t in ep.times]
         jobs = _victims(facts, clients, min(times, default=None), max(times, default=None), after)
         server = [e for ep in harmful.values() for e in ep.server if e.state in ("client_evicted", "service_hung")]
+        stalled = any(e.state == "service_hung" for e in server)
+        # While the server's threads hang, clients reconnect but their requests do not return: the jobs with
+        # tasks hung on those clients are waiting on it (named, not notified: nothing for their owners to do).
+        hung_nodes = {e.node for e in facts.kernel_events_of("hung_task") if e.node in clients} if stalled else set()
+        waiting = [j for j in affected_jobs(facts, sorted(hung_nodes)) if j not in jobs]
+        backing = [e for n in {e.node for e in server if e.state == "service_hung"} for e in facts.kernel_events_on(n)
+                   if e.kind == "generic" and any(w in e.message.lower() for w in _BACKING)]
         client = [e for ep in harmful.values() for e in ep.client_events if e.state == "evicted"]
         fs_errs = [e for e in facts.job_events_of("fs_error") if e.job in jobs]
-        evidence = [kernel_evidence(e) for e in server[:2] + client[:2]] + [log_evidence(e) for e in fs_errs[:2]]
+        evidence = [kernel_evidence(e) for e in server[:2] + backing[:1] + client[:2]] + [log_evidence(e) for e in fs_errs[:2]]
         evicted = len(set().union(*(ep.evicted for ep in harmful.values()))) + sum(map(_recovery_evictions, harmful.values()))
         names = sorted(harmful)
         findings.append(Finding(
             check="lustre_recovery", root_cause="storage_unavailable",
-            message=f"{', '.join(names[:4])} went away for {len(clients)} client(s) and came back"
+            message=f"{', '.join(names[:4])} went away for {len(clients)} client(s) and "
+                    + ("they reconnected, but its requests do not return" if stalled else "came back")
                     + (f"; {evicted} eviction(s)" if evicted else "")
-                    + ("; the server's service threads stalled" if any(e.state == "service_hung" for e in server) else "")
+                    + ("; the server's service threads stalled" if stalled else "")
+                    + (f" on its failing backing storage ({len(backing)} block-device/multipath error(s))" if backing else "")
                     + (f"; {len(jobs)} job(s) failed while it was gone" if jobs else "")
+                    + (f"; tasks of {len(waiting)} running job(s) hang on it in the kernel" if waiting else "")
                     + " — the clients were victims, not faulty",
-            culprits=[f"{'mdt' if '-MDT' in t else 'ost'}:{t}" for t in names[:6]] + job_culprits(jobs),
+            culprits=[f"{'mdt' if '-MDT' in t else 'ost'}:{t}" for t in names[:6]] + job_culprits(jobs + waiting[:6]),
             evidence=evidence[:6] or [Evidence(text=f"{len(clients)} clients lost {', '.join(names[:3])}")],
             strength="direct", confidence=confidence("direct", corroborated=bool(jobs) and bool(server)),
             suggested_actions=[ActionSpec(type="notify_owner", job=j,

@@ -22,6 +22,8 @@ class MdtStats(BaseModel):
     """op name -> samples, e.g. ``{"open": 123, "getattr": 456}``."""
     param: str | None = None
     """The full parameter name as lctl printed it, e.g. ``mdt.lustre-MDT0000.md_stats``."""
+    server: str | None = None
+    """The MDS the stats were read on (the artifact's node), when recorded: the host that serves the MDT."""
     units: dict[str, str] = Field(default_factory=dict)
     """op name -> unit lctl printed in brackets (``reqs``, ``usecs``), when given."""
     sums: dict[str, int] = Field(default_factory=dict)

@@ -51,12 +51,14 @@ def _apply_line(stats: MdtStats, line: str, *, path: str, lineno: int) -> None:
         stats.sums[op] = int(m["sum"])
 
 
-def parse_lctl_md_stats(text: str, *, path: str) -> list[MdtStats]:
+def parse_lctl_md_stats(text: str, *, path: str, node: str | None = None) -> list[MdtStats]:
     """Parse `lctl get_param mdt.*.md_stats` (format lctl-md-stats).
 
     Returns one MdtStats per MDT block, in file order; ``counters`` are sample counts (requests)
     since the stats were cleared, ``snapshot_time_s`` is the Unix time of the snapshot (s) and
     ``elapsed_s`` the time the counters cover (s) when Lustre prints ``elapsed_time``.
+
+    ``node`` is the MDS the stats were read on (kept as each record's ``server``).
 
     Raises:
         ParseError: naming path and line when a row is malformed, or when stats rows appear
@@ -70,7 +72,7 @@ def parse_lctl_md_stats(text: str, *, path: str) -> list[MdtStats]:
             continue
         header = _HEADER.match(line)
         if header:
-            current = MdtStats(target=header["target"], param=header["param"])
+            current = MdtStats(target=header["target"], param=header["param"], server=node)
             result.append(current)
             rest = header["rest"].strip()
             if rest:

@@ -63,3 +63,35 @@ def test_a_target_still_gone_is_left_to_fs_unavailable(make_facts):
 # Quiet: one client losing and regaining a target is that client's blip, not the target's episode.
 def test_one_client_blip_is_not_an_episode(make_facts):
     assert check_lustre_recovery(_facts(make_facts, {"gx01": _client("gx01")}, sacct=False), LustreRecoveryConfig()) == []
+
+
+# An MDS whose MDT LUN lost every multipath path: its service threads hang, clients lose and regain the MDT but
+# their requests never return and their tasks hang. The MDS is known as the MDT's server by its md_stats.
+MDS_BACKING = """Dec 01 10:01:48 mds01 kernel: sd 3:0:0:4: [sdf] tag#1022 FAILED Result: hostbyte=DID_TRANSPORT_DISRUPTED driverbyte=DRIVER_OK cmd_age=30s
+Dec 01 10:01:49 mds01 kernel: device-mapper: multipath: 253:4: Failing path 8:160.
+Dec 01 10:05:29 mds01 kernel: LNet: Service thread pid 22817 was inactive for 200.27s. The thread might be hung, or it might only be slow and will resume later. Dumping the stack trace for debugging purposes:
+"""
+MD_STATS = """mdt.home-MDT0000.md_stats=
+snapshot_time             1764583200.000000000 secs.nsecs
+open                      1204 samples [reqs]
+"""
+HUNG = "[Wed Mar  4 09:25:41 2026] INFO: task python:51120 blocked for more than 120 seconds.\n"
+
+
+def test_an_mds_stalled_on_its_backing_storage_names_its_mdt_and_the_jobs_hung_on_it(make_facts):
+    files = {"gx01": _client("gx01", "home-MDT0000") + HUNG, "gx03": _client("gx03", "home-MDT0000") + HUNG,
+             "mds01": MDS_BACKING}
+    arts = [(f"kernel/{n}.log", "kernel-log", t) for n, t in files.items()]
+    squeue = ("             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+              "              4405       gpu     bert       yh  R    1:20:00      1 gx01\n"
+              "              4411       gpu   sd3-ft       mk CG    1:18:00      1 gx03\n")
+    arts += [("slurm/squeue.txt", "squeue-text", squeue), ("lustre/home/md_stats.txt", "lctl-md-stats", MD_STATS)]
+    ctx = {f"kernel/{n}.log": {"node": n} for n in files} | {"lustre/home/md_stats.txt": {"node": "mds01"}}
+    (f,) = check_lustre_recovery(make_facts(*arts, **ctx), LustreRecoveryConfig())
+    assert f.root_cause == "storage_unavailable" and f.culprits[0] == "mdt:home-MDT0000"
+    assert {"job:4405", "job:4411"} <= set(f.culprits) and not any(c.startswith("node:") for c in f.culprits)
+    assert "requests do not return" in f.message and "backing storage" in f.message
+    assert f.suggested_actions == []  # nothing failed yet: no owner to tell to resubmit
+    # Without the MDS's md_stats nothing ties mds01 to the MDT: the reconnects alone are a recovery by the book.
+    bare = make_facts(*arts[:-1], **ctx)
+    assert [g.root_cause for g in check_lustre_recovery(bare, LustreRecoveryConfig())] == ["healthy"]
