@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
@@ -53,6 +54,11 @@ class ReadContext:
         self.strict = strict
         self._facts: Facts | None = None
         self._findings: list[Finding] | None = None
+        # A model's tool calls of one turn run in parallel threads, and each may be the first to ask for
+        # the facts or the findings: without a lock each would parse the snapshot / run every check itself
+        # (the built-in model's first turn asks for findings six times: six runs of every check at 10,000 nodes).
+        self._facts_lock = threading.Lock()
+        self._findings_lock = threading.Lock()
         self.on_progress = on_progress
         self.stop_reading: Callable[[], str | None] | None = None
         """Asked by the source before each snapshot file is read (each is parsed as soon as it is read)
@@ -114,9 +120,11 @@ class ReadContext:
             ConfigError: a site check override is invalid.
         """
         if self._findings is None:
-            run = run_checks(self.facts, self.checks)
-            self.facts.unreadable.extend(run.failed)
-            self._findings = run.findings
+            with self._findings_lock:
+                if self._findings is None:
+                    run = run_checks(self.facts, self.checks)
+                    self.facts.unreadable.extend(run.failed)
+                    self._findings = run.findings
         return self._findings
 
     @property
@@ -128,10 +136,12 @@ class ReadContext:
                 that fails; SourceError when the source itself cannot be used.
         """
         if self._facts is None:
-            # each file parsed as soon as it is read; what the source could not read is known after
-            facts = build_facts(self._collect(), captured_at=self._captured_at, cluster=self._cluster,
-                                strict=self.strict)
-            known = list(self._unreadable()) if self._unreadable else []
-            facts.unreadable[:0] = known
-            self._facts = facts
+            with self._facts_lock:
+                if self._facts is None:
+                    # each file parsed as soon as it is read; what the source could not read is known after
+                    facts = build_facts(self._collect(), captured_at=self._captured_at, cluster=self._cluster,
+                                        strict=self.strict)
+                    known = list(self._unreadable()) if self._unreadable else []
+                    facts.unreadable[:0] = known
+                    self._facts = facts
         return self._facts
