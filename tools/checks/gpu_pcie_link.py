@@ -74,8 +74,12 @@ def _smi(facts: Facts, cfg: PcieLinkConfig, nodes: dict[str, _Node], gpus: dict[
 def _replays(facts: Facts, cfg: PcieLinkConfig, nodes: dict[str, _Node]) -> None:
     series: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
     growth: dict[tuple[str, str], float] = {}
-    for s in facts.gpu_samples:
-        if not s.node or PCIE_REPLAY not in s.name:
+    # Only the replay counter's samples (by name, through the index), not every sample of the page: with two
+    # or more such names (a raw counter and an increase() query) file order across them needs the full list.
+    names = [n for n in facts.metric_names() if PCIE_REPLAY in n]
+    samples = facts.samples(*names) if len(names) <= 1 else [s for s in facts.gpu_samples if PCIE_REPLAY in s.name]
+    for s in samples:
+        if not s.node:
             continue
         key = (s.node, s.gpu or "?")
         if s.name.startswith(("increase(", "rate(", "delta(")):
