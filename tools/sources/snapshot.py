@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -15,6 +16,39 @@ from tools.sources.base import FetchRequest, RawArtifact
 __all__ = ["SnapshotSource"]
 
 
+_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_BENEATH = os.open in os.supports_dir_fd
+
+
+def _open_beneath(top: Path, rel: str) -> int | None:
+    """``rel`` opened one component at a time from ``top`` (``openat`` with O_NOFOLLOW): with no symlink on
+    the way the file is inside the snapshot by construction, in two or three system calls instead of
+    resolving every component of the path (20,000 files at 10,000 nodes). None when a component is a
+    symlink (or the platform has no ``dir_fd``): the caller then resolves the path and checks it.
+
+    Raises:
+        OSError: a component is absent or cannot be opened.
+    """
+    parts = rel.split("/")
+    if not _BENEATH or any(part in ("", ".", "..") for part in parts):
+        return None
+    dirs: list[int] = []
+    try:
+        try:
+            dirs.append(os.open(top, _DIR_FLAGS))
+            for part in parts[:-1]:
+                dirs.append(os.open(part, _DIR_FLAGS, dir_fd=dirs[-1]))
+            return os.open(parts[-1], _FLAGS, dir_fd=dirs[-1])
+        except OSError as e:
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):  # a symlink (O_NOFOLLOW refuses it): the slow path decides
+                return None
+            raise
+    finally:
+        for d in dirs:
+            os.close(d)
+
+
 def _read_inside(root: Path, rel: str, top: Path, fmt: str, limits: InputLimits) -> tuple[bytes, int]:
     """The bytes of ``rel`` if it is still, when opened, a regular file inside ``root``: the manifest
     was checked when loaded, but the directory may have changed since (a file swapped for a symlink
@@ -26,10 +60,12 @@ def _read_inside(root: Path, rel: str, top: Path, fmt: str, limits: InputLimits)
             its size cap and cannot be cut (tools/limits.py).
         OSError: it cannot be opened or read.
     """
-    p = (root / rel).resolve()
-    if top not in p.parents:
-        raise SnapshotError(f"{rel}: now lies outside the snapshot ({p})")
-    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    fd = _open_beneath(top, rel)
+    if fd is None:  # a symlink on the way: resolve it, and read it only if it stays inside
+        p = (root / rel).resolve()
+        if top not in p.parents:
+            raise SnapshotError(f"{rel}: now lies outside the snapshot ({p})")
+        fd = os.open(p, _FLAGS)
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
@@ -43,7 +79,11 @@ def _read_inside(root: Path, rel: str, top: Path, fmt: str, limits: InputLimits)
                     raise SnapshotError(f"{rel}: {e}") from None
             f.seek(st.st_size - cap)
             return f.read(cap), st.st_size
-        data = f.read(cap + 1)
+        # read(cap + 1) would allocate the whole cap (hundreds of MiB) for every file before shrinking it;
+        # the size is known, and one more byte tells a file that grew meanwhile (then read on up to the cap).
+        data = f.read(st.st_size + 1)
+        if len(data) > st.st_size:
+            data += f.read(cap + 1 - len(data))
         return data, max(st.st_size, len(data))
 
 
