@@ -232,10 +232,12 @@ def _plain_page(text: str, node: str | None, wanted: Collection[str]) -> list[Me
         end = len(part) - 1 if i == last else len(part)  # the page's final newline
         if end <= nl:
             continue
-        first_end = part.find("\n", nl + 1, end)
-        first = _name(part[nl + 1:end if first_end < 0 else first_end])
-        if not first or (first_end >= 0 and _name(part[part.rfind("\n", 0, end) + 1:end]) != first):
-            return None
+        first = _family(part, nl, end)
+        if first is None:
+            first_end = part.find("\n", nl + 1, end)
+            first = _name(part[nl + 1:end if first_end < 0 else first_end])
+            if not first or (first_end >= 0 and _name(part[part.rfind("\n", 0, end) + 1:end]) != first):
+                return None
         if first not in wanted:
             continue  # one family, not wanted: its lines are not read
         found = _plain_block(first, part[nl + 1:end].split("\n"), labels_seen, node)
@@ -243,6 +245,25 @@ def _plain_page(text: str, node: str | None, wanted: Collection[str]) -> list[Me
             return None
         out += found
     return out
+
+
+def _family(part: str, nl: int, end: int) -> str | None:
+    """The family of the sample lines ``part[nl + 1:end]`` when the comment line before them (``part[:nl]``,
+    ``# TYPE name ...`` without its ``#``) names it and their first and last lines both start with that name
+    and ``{`` or a blank: what ``_name`` of those two lines gives, without cutting them out. None otherwise
+    (the caller then reads both lines' names)."""
+    if not part.startswith(" TYPE "):
+        return None
+    cut = part.find(" ", 6, nl)
+    name = part[6:cut if cut >= 0 else nl]
+    if not name or "{" in name:
+        return None
+    n = len(name)
+    last = part.rfind("\n", nl, end) + 1
+    if (part.startswith(name, nl + 1) and part[nl + 1 + n:nl + 2 + n] in ("{", " ")
+            and part.startswith(name, last) and part[last + n:last + n + 1] in ("{", " ")):
+        return name
+    return None
 
 
 def _name(line: str) -> str:

@@ -51,6 +51,14 @@ ODD = {
         f"DCGM_FI_DEV_GPU_TEMP{{{_L.format(g=g)}}} {v}\n" for g, v in enumerate(["NaN", "+Inf", "-1e3", "9223372036854775794"])),
     "escaped_quote": '# TYPE DCGM_FI_DEV_GPU_TEMP gauge\nDCGM_FI_DEV_GPU_TEMP{gpu="0",m="a \\"b\\""} 40\n',
     "trailing_comma": '# TYPE DCGM_FI_DEV_GPU_TEMP gauge\nDCGM_FI_DEV_GPU_TEMP{gpu="0",} 40\n',
+    # The TYPE comment names the family only when the block's first and last lines agree with it.
+    "type_of_unwanted_over_wanted_lines": "# TYPE DCGM_FI_DEV_FOO gauge\n" + "".join(
+        f"DCGM_FI_DEV_GPU_TEMP{{{_L.format(g=g)}}} 4{g}\n" for g in range(2)),
+    "type_of_wanted_over_mixed_lines": "# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n" + f"DCGM_FI_DEV_FOO{{{_L.format(g=0)}}} 1\n"
+                                       + f"DCGM_FI_DEV_GPU_TEMP{{{_L.format(g=0)}}} 40\n",
+    "type_name_a_prefix_of_the_lines": "# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n" + "".join(
+        f"DCGM_FI_DEV_GPU_TEMPX{{{_L.format(g=g)}}} 4{g}\n" for g in range(2)) + "# TYPE DCGM_FI_DEV_SM_CLOCK gauge\n"
+                                       + f"DCGM_FI_DEV_SM_CLOCK {1400}\n",
 }
 
 
