@@ -12,7 +12,8 @@ machine steadier than wall time), peak RSS, whether the diagnosis is right (eval
 against the generator's expected root cause, culprits and actions), the largest tool result sent to
 the model in tokens (o200k_base through bpe-openai when installed; otherwise bytes / 4, said in the
 table's title), and the 1-minute load average before and after the run (the machine is shared: the
-times scale with it). --profile writes a cProfile of each run there.
+times scale with it). --profile writes a cProfile of each run there (the main thread and the worker threads
+the tool calls run in, merged).
 """
 
 from __future__ import annotations
@@ -61,9 +62,18 @@ def _child(path: Path, profile: Path | None) -> None:
     inc = load_incident(path)
     t0 = time.perf_counter()
     prof = None
+    thread_profs: list = []
     if profile:
         import cProfile
+        import threading
 
+        def _profile_thread(*_: object) -> None:
+            # The model's tool calls (checks, read tools) run in worker threads: each gets its own profiler,
+            # enabled by its first profile event (which replaces this hook there), merged into the dump.
+            thread_profs.append(p := cProfile.Profile())
+            p.enable()
+
+        threading.setprofile(_profile_thread)
         prof = cProfile.Profile()
         prof.enable()
     c0 = time.process_time()
@@ -72,8 +82,12 @@ def _child(path: Path, profile: Path | None) -> None:
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0
     if prof:
+        import pstats
+        import threading
+
         prof.disable()
-        prof.dump_stats(str(profile))
+        threading.setprofile(None)
+        pstats.Stats(prof, *thread_profs).dump_stats(str(profile))
     name, count = _counter()
     results = [(p.tool_name, p.model_response_str()) for m in messages for p in getattr(m, "parts", [])
                if isinstance(p, ToolReturnPart)]
