@@ -166,7 +166,7 @@ def _dbd_findings(facts: Facts, cfg: ControllerConfig) -> list[Finding]:
         message="slurmdbd (accounting) unreachable: " + (f"{len(sacct)} sacct call(s) failed; " if sacct else "")
         + (f"slurmctld holds {queued} accounting record(s) for it (lost past MaxDBDMsgs); " if queued else "")
         + "squeue and job starts are unaffected" + (f"; slurmdbd on {', '.join(hosts)} logged errors" if hosts else ""),
-        culprits=[], evidence=evidence[:6],
+        culprits=[f"node:{h}" for h in hosts], evidence=evidence[:6],
         strength="state", confidence=confidence("state", corroborated=bool(sacct) and bool(logs or queued)),
         suggested_actions=[],
     )]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, job_culprits, log_evidence
+from tools.checks.base import CheckConfig, job_culprits, kernel_evidence, log_evidence
 from tools.facts import Facts
 from tools.facts.queries import is_slurm_job_id, job_nodes
 from tools.knowledge.precedence import confidence
@@ -46,11 +46,12 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
     A job log ENOSPC with no `lfs df` view still yields a finding (lower confidence): quota or a
     full volume that was not recorded.
     """
+    hosts = _service_hosts(facts)
     full = [r for r in facts.lfs_df if r.use_pct >= cfg.full_pct]
     # /dev/shm full is the container's or node's shared-memory size, not a file system running out.
     failed = [e for e in facts.job_events_of("enospc", "checkpoint_write_failure") if "/dev/shm" not in e.message]
     if not full and not [e for e in failed if e.kind == "enospc"]:
-        return []
+        return hosts
     # One line can be both kinds ("No space left on device" while saving a .pt): count lines.
     enospc = list({(e.file, e.line): e for e in failed[::-1]}.values())[::-1]  # first event of each line
     victims = [e.job for e in enospc if e.job]
@@ -70,8 +71,8 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
     what = ", ".join(f"{r.uuid} {r.use_pct:.0f}%{' inodes' if r.inodes else ''}" for r in full[:4])
     local = _local_disks(facts, enospc)
     if local and not full:
-        return local
-    return local + [Finding(
+        return hosts + local
+    return hosts + local + [Finding(
         check="storage_full", root_cause="storage_full",
         message=(f"full targets: {what} (threshold {cfg.full_pct:.0f}%)" if full else "jobs hit ENOSPC")
         + (f"; {len(enospc)} write failure(s) in job logs" if enospc else ""),
@@ -106,5 +107,35 @@ def _local_disks(facts: Facts, enospc: list) -> list[Finding]:
             strength="direct", confidence=confidence("direct", corroborated=len(jobs) >= 1),
             suggested_actions=take_out_of_service(facts, ref, f"node-local disk full: {mounts}")
             + [ActionSpec(type="notify_owner", job=j, reason=f"failed on a full local disk of {node}") for j in jobs],
+        ))
+    return out
+
+
+_DISK_FULL = ("no space left on device", "disk is full", "errcode: 28", "disk full")
+
+
+def _service_hosts(facts: Facts) -> list[Finding]:
+    """storage_full per host outside the scheduler's nodes (a database, controller or login host) whose own
+    daemons log that its disk is full (MariaDB ``Disk is full writing … (Errcode: 28 "No space left on
+    device")``, slurmctld/slurmdbd write errors): what stalls on it (slurmdbd's database, StateSaveLocation)
+    is a consequence. No action: freeing space there (binlogs, old logs) is an administrator's task.
+
+    Sources: kernel-log/syslog lines per host (daemon tag kept as the source)."""
+    compute = set(facts.node_names()) | {n.name for n in facts.k8s_nodes}
+    by_host: dict[str, list] = {}
+    for e in facts.kernel_events:
+        if e.node and e.node not in compute and e.kind in ("generic", "slurm_node") \
+                and any(w in e.message.lower() for w in _DISK_FULL):
+            by_host.setdefault(e.node, []).append(e)
+    out: list[Finding] = []
+    for host, events in sorted(by_host.items()):
+        daemons = sorted({e.source for e in events if e.source and e.source != "kernel"})
+        out.append(Finding(
+            check="storage_full", root_cause="storage_full",
+            message=f"{host}: its disk is full ({len(events)} line(s)" + (f" from {', '.join(daemons[:3])}" if daemons else "")
+                    + "): the services on it stall until space is freed",
+            culprits=[f"node:{host}"], evidence=[kernel_evidence(e) for e in events[:3]],
+            strength="direct", confidence=confidence("direct", corroborated=len(events) >= 2),
+            suggested_actions=[],
         ))
     return out

@@ -71,7 +71,8 @@ SUPERSEDES: dict[str, tuple[str, ...]] = {
     "metadata_wall": ("storage_unavailable", "io_bandwidth_bound", "input_pipeline_bound", "straggler_node",
                       *_JOB_SYMPTOMS),
     "io_bandwidth_bound": ("input_pipeline_bound",),
-    "storage_full": ("user_code_error", "timeout_without_checkpoint", "crash_loop", "insufficient_gpu_capacity"),
+    "storage_full": ("user_code_error", "timeout_without_checkpoint", "crash_loop", "insufficient_gpu_capacity",
+                     "controller_unreachable"),  # slurmdbd's database or slurmctld's state on a full disk
     "host_oom": ("user_code_error", "crash_loop", "node_unresponsive", "timeout_without_checkpoint"),
     "gpu_oom": ("user_code_error", "crash_loop"),
     "node_unresponsive": ("job_stuck_completing", "scheduler_wait", "insufficient_gpu_capacity", "crash_loop",

@@ -80,7 +80,8 @@ def classify_host_fault(msg: str) -> Classified | None:
 _ERROR_WORDS = re.compile(
     r"\b(?:error|errors|err|fail(?:ed|ure|ing)?|fatal|critical|panic|timed? ?out|timeout|unable to|cannot|can't|"
     r"corrupt(?:ed|ion)?|abort(?:ed|ing)?|segfault|oops|refused|unreachable|lost|exception|"
-    r"uncorrectable|offline|not responding|denied|soft lockup|hard lockup|stuck|machine check|call trace)\b"
+    r"uncorrectable|offline|not responding|denied|soft lockup|hard lockup|stuck|machine check|call trace|"
+    r"no space left on device|disk is full|disk quota exceeded)\b"
     r"|\bBUG:", re.IGNORECASE)
 _BENIGN = re.compile(
     r"\b(?:corrected|correctable|no errors?|0 errors|errors?: 0|recovered|succeeded|successful(?:ly)?|"

@@ -44,6 +44,7 @@ KEYWORDS: tuple[str, ...] = (
     # error_level: the error words of an unprioritised line (_host._ERROR_WORDS)
     "fail", "fatal", "time", "unable", "cannot", "can't", "corrupt", "abort", "segfault", "refused",
     "unreachable", "lost", "exception", "offline", "not responding", "denied", "stuck", "call trace",
+    "no space left", "disk is full", "quota exceeded",
 )
 """Lowercase words one of which every line that can be an event holds (see the module docstring)."""
 

@@ -118,3 +118,33 @@ OSError: [Errno 28] No space left on device
     facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct), ("logs/78186/out", "job-log", shared),
                        **{"logs/78186/out": {"job": "78186"}})
     assert all("node:r05" not in f.culprits for f in check_storage_full(facts, StorageFullConfig()))
+
+
+# A service host's own disk full, as its daemons log it: MariaDB (binlogs), PostgreSQL, slurmctld's state save.
+HOST_FULL = {
+    "mariadb": "Nov 30 08:29:37 db01 mariadbd[1187]: 2026-11-30  8:29:37 14 [Warning] mariadbd: Disk is full writing "
+               "'/var/lib/mysql/mysql-bin.004812' (Errcode: 28 \"No space left on device\"). Waiting for someone to free space...\n",
+    "postgres": "Nov 30 08:29:37 db01 postgres[2211]: [3-1] PANIC:  could not write to file \"pg_wal/xlogtemp.2211\": "
+                "No space left on device\n",
+    "slurmctld": "Nov 30 08:29:37 db01 slurmctld[1402]: error: Can't save state, error writing file "
+                 "/var/spool/slurmctld/job_state.new: No space left on device\n",
+}
+SINFO = """PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST
+gpu*         up   infinite      2   idle gpu[01-02]
+"""
+
+
+def test_a_service_hosts_full_disk_is_storage_full_on_that_host_with_no_action(make_facts):
+    for daemon, line in HOST_FULL.items():
+        facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO), ("kernel/db01.log", "kernel-log", line),
+                           **{"kernel/db01.log": {"node": "db01"}})
+        (f,) = check_storage_full(facts, StorageFullConfig())
+        assert f.culprits == ["node:db01"] and f.strength == "direct" and f.suggested_actions == [], daemon
+        assert "its disk is full" in f.message
+
+
+def test_a_compute_node_logging_enospc_is_not_a_service_host(make_facts):
+    line = HOST_FULL["mariadb"].replace("db01", "gpu01")
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO), ("kernel/gpu01.log", "kernel-log", line),
+                       **{"kernel/gpu01.log": {"node": "gpu01"}})
+    assert check_storage_full(facts, StorageFullConfig()) == []
