@@ -31,6 +31,9 @@ class K8sNodePressureConfig(CheckConfig):
     """How many pods to name."""
 
     max_pod_culprits: int = 10
+    history_h: float = 24.0
+    """Evictions whose pressure condition cleared at least this long before the capture are history: the Failed
+    pods are records the kubelet keeps until someone deletes them, not a current fault."""
 
 
 def _evictions(facts: Facts) -> dict[tuple[str, str], list[tuple[str, Evidence]]]:
@@ -97,6 +100,16 @@ def check_k8s_node_pressure(facts: Facts, cfg: K8sNodePressureConfig) -> list[Fi
         evidence += [ev for _, ev in victims[:2]] + [event_evidence(e) for e in reclaim[:2]] + \
             [kernel_evidence(ev) for ev in gc_lines[:1]]
         strength = "state" if cond or victims else "symptom"
+        cleared = _cleared_hours(facts, k, cause) if not cond and victims and not blocked else None
+        if cleared is not None and cleared >= cfg.history_h:
+            findings.append(Finding(
+                check="k8s_node_pressure", root_cause="healthy",
+                message=f"node {node} was under pressure ({what}) and the kubelet evicted {len(victims)} pod(s), but "
+                        f"the condition cleared {cleared:.0f} h before the capture: the Failed/Evicted pods are records "
+                        "kept until someone deletes them (kubectl delete pod --field-selector=status.phase=Failed)",
+                culprits=[], evidence=[ev for _, ev in victims[:2]], strength="state", confidence=0.3,
+            ))
+            continue
         findings.append(Finding(
             check="k8s_node_pressure", root_cause=cause,  # type: ignore[arg-type]
             message="; ".join(parts),
@@ -108,6 +121,15 @@ def check_k8s_node_pressure(facts: Facts, cfg: K8sNodePressureConfig) -> list[Fi
             if cond else [],
         ))
     return findings + _over_own_limit(facts)
+
+
+def _cleared_hours(facts: Facts, node: object, cause: str) -> float | None:
+    """Hours since the node's pressure condition for ``cause`` turned False (its lastTransitionTime), or None."""
+    for c in getattr(node, "conditions", []):
+        if c.type in PRESSURE_CAUSES and PRESSURE_CAUSES[c.type][0] == cause and c.status == "False" \
+                and c.last_transition_time is not None:
+            return (facts.captured_at - c.last_transition_time).total_seconds() / 3600
+    return None
 
 
 def _over_own_limit(facts: Facts) -> list[Finding]:

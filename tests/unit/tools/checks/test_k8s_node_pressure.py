@@ -65,3 +65,19 @@ def test_a_pods_own_ephemeral_storage_limit_is_about_the_pod_not_the_node(make_f
                        ("k8s/events.json", "k8s-json", api_list("EventList", events)))
     (f,) = check_k8s_node_pressure(facts, CFG)
     assert f.culprits == ["pod:ml/etl-0"] and f.root_cause == "storage_full"
+
+
+def test_evictions_whose_pressure_cleared_days_ago_are_leftover_records(make_facts):
+    # Healthy, with the reason: DiskPressure cleared four days before the capture (NOW 2026-03-04T10:15Z); the
+    # Failed/Evicted pods are the kubelet's records, their replacements run. Recent evictions stay a fault.
+    old = [{"type": "DiskPressure", "status": "False", "reason": "KubeletHasNoDiskPressure",
+            "lastTransitionTime": "2026-02-28T04:51:10Z"}]
+    pods = [pod(f"sd-ft-{i}", node_name="dgx-02", phase="Failed", reason="Evicted", containers=[],
+                message="The node was low on resource: ephemeral-storage. Threshold quantity: 10%, available: 4%.")
+            for i in range(3)] + [pod("sd-ft-9", node_name="dgx-01")]
+    for cond, cause in ((old, "healthy"), (DISK_CLEARED, "storage_full")):
+        facts = make_facts(("k8s/nodes.json", "k8s-json", api_list("NodeList", [node("dgx-02", conditions=cond), node("dgx-01")])),
+                           ("k8s/pods.json", "k8s-json", api_list("PodList", pods)))
+        (f,) = check_k8s_node_pressure(facts, CFG)
+        assert f.root_cause == cause and f.suggested_actions == []
+    assert f.culprits[0] == "k8snode:dgx-02"
