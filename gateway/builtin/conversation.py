@@ -70,9 +70,11 @@ _JOB_RE = re.compile(r"\bjob(?:\s*id)?\s*#?\s*(\d+(?:_\d+)?)", re.IGNORECASE)
 _ID_RE = re.compile(r"(?<![\w.:/~≈-])(?<!\d,)(\d{3,}(?:_\d+)?)(?![\w.:/-])(?!,\d)")  # not 1,843
 _NOT_AN_ID = re.compile(
     r"\b(?:checkpoint|ckpt|step|steps|epoch|iteration|iter|port|rank|ranks|layer|batch|seq(?:uence)?|length|"
-    r"version|v|gpus?|nodes?|tokens?|errors?|hours?|minutes?|seconds?|mb|gb|tb|gib|mib|w|watts?|mhz)\s*[#=:]?\s*$",
+    r"version|v|gpus?|nodes?|tokens?|errors?|hours?|minutes?|seconds?|mb|gb|tb|gib|mib|w|watts?|mhz|size|count|"
+    r"above|over|below|under|exceeds?|exceeding|than)\s*[#=:]?\s*$|(?:[<>]=?|[≥≤])\s*$",
     re.IGNORECASE)
-"""A number right after one of these words is a step, a count or a size, not a job id (``checkpoint 18000``)."""
+"""A number right after one of these words is a step, a count, a size or a threshold, not a job id (``checkpoint
+18000``, ``queue size > 5000``)."""
 _COUNTED = re.compile(
     r"\s+(?:[A-Za-z][\w-]*\s+){0,3}?(?:array\s+)?(?:tasks|jobs|nodes|gpus|pods|ranks|workers|steps|files|hosts|"
     r"replicas|cards|users|minutes|hours|seconds|days|tokens|samples|images)\b|\s*(?:tflops|gb/s|gbps|gib|gb|mb|ms|s/it|it/s|%)(?![a-z])",

@@ -145,7 +145,7 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "node_config_mismatch": CheckSpec(check_node_config_mismatch, NodeConfigConfig,
                                       "node registered with fewer GPUs / less memory than configured", needs=("nodes",)),
     "controller_unreachable": CheckSpec(check_controller_unreachable, ControllerConfig, "Slurm commands cannot reach slurmctld",
-                                        needs=("slurm_errors", "job_log_events")),
+                                        needs=("slurm_errors", "job_log_events", "other", "kernel_events")),
     "job_stuck_completing": CheckSpec(check_job_stuck_completing, StuckCompletingConfig, "job stuck in COMPLETING, hung tasks",
                                       needs=("jobs",)),
     "nan_on_one_node": CheckSpec(check_nan_on_one_node, NanConfig, "NaN losses only from one node's ranks",

@@ -154,7 +154,13 @@ def _dbd_findings(facts: Facts, cfg: ControllerConfig) -> list[Finding]:
     sacct = [e for e in facts.slurm_errors if e.format.startswith("sacct") and any(w in e.message.lower() for w in _DBD_WORDS)]
     logs = [e for e in facts.kernel_events if (e.source or "").startswith(("slurmctld", "slurmdbd"))
             and any(w in e.message.lower() for w in _DBD_WORDS)]
-    queued = max((r.dbd_agent_queue_size or 0 for r in facts.other if hasattr(r, "dbd_agent_queue_size")), default=0)
+    samples = sorted((r for r in facts.other if getattr(r, "dbd_agent_queue_size", None) is not None),
+                     key=lambda r: (r.captured_at is not None, r.captured_at or 0))
+    queued = samples[-1].dbd_agent_queue_size if samples else 0  # the newest sdiag: the queue now
+    peak = max(samples, key=lambda r: r.dbd_agent_queue_size) if samples else None
+    if not sacct and peak is not None and len(samples) >= 2 and peak.dbd_agent_queue_size >= cfg.dbd_queue_alarm \
+            and queued < cfg.dbd_queue_alarm:
+        return [_drained(facts, peak, samples[-1])]
     if not sacct and not logs and queued < cfg.dbd_queue_alarm:
         return []
     hosts = sorted({e.node for e in logs if e.node and (e.source or "").startswith("slurmdbd")})
@@ -170,3 +176,23 @@ def _dbd_findings(facts: Facts, cfg: ControllerConfig) -> list[Finding]:
         strength="state", confidence=confidence("state", corroborated=bool(sacct) and bool(logs or queued)),
         suggested_actions=[],
     )]
+
+
+def _drained(facts: Facts, peak: object, now: object) -> Finding:
+    """healthy: the DBD agent queue rose past the alarm and had drained by the newest sdiag, and sacct answers —
+    slurmdbd fell behind (a rollup or purge holding the database) and caught up; nothing to restart. Names the
+    control-plane hosts, whose lines of that episode it explains."""
+    def at(r: object) -> str:
+        when = getattr(r, "captured_at", None)
+        return when.strftime("%H:%M") if when else "?"
+    hosts = sorted(control_plane_hosts(facts))
+    return Finding(
+        check="controller_unreachable", root_cause="healthy",
+        message=f"the DBD Agent queue reached {peak.dbd_agent_queue_size:,} at {at(peak)} and was "  # type: ignore[attr-defined]
+                f"{now.dbd_agent_queue_size:,} at {at(now)}, and sacct answers: slurmdbd fell behind "  # type: ignore[attr-defined]
+                "(a rollup or purge holding the database) and caught up; nothing to restart",
+        culprits=[f"node:{h}" for h in hosts],
+        evidence=[Evidence(text=f"sdiag {at(r)}: DBD Agent queue size {r.dbd_agent_queue_size}", metric="sdiag",  # type: ignore[attr-defined]
+                           value=r.dbd_agent_queue_size, unit="count") for r in (peak, now)],  # type: ignore[attr-defined]
+        strength="state", confidence=0.3,
+    )

@@ -31,12 +31,19 @@ reservation is gone (ReservationDeleted) is blocked. Licenses: every token of a 
 (``-L fluent:4``) is held by running jobs; free nodes do not help until one ends."""
 NEVER_AS_SUBMITTED = (
     "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig", "BadConstraints", "DependencyNeverSatisfied",
-    "InvalidQOS", "InvalidAccount",
+    "InvalidQOS", "InvalidAccount", "PerJob",
 )
 """Reasons that cannot clear while the job stays as submitted (it asks for more than the partition has
-or allows, or names what does not exist): reported at once, without waiting ``blocked_after_min``."""
+or allows, or names what does not exist; a QOS/association ``…PerJob…`` limit it exceeds on its own): reported at
+once, without waiting ``blocked_after_min``."""
 _PER_USER = ("peruser", "assoc")
 """Limits counted over the user's (or association's) jobs: the user's other work is the cause."""
+
+
+def _usage_cap(reason: str) -> bool:
+    """A limit on the user's or association's running total, which clears as their other jobs end."""
+    low = reason.lower().replace(" ", "")
+    return any(p in low for p in _PER_USER) and "perjob" not in low
 
 
 class PendingConfig(CheckConfig):
@@ -150,7 +157,10 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
             evidence=[Evidence(text=f"job {job.job_id} State=PENDING Reason={reason} NumNodes={job.num_nodes}{limit}",
                                metric="squeue")],
             # Waiting its turn is the scheduler working as designed: explained, never a fault on its own.
-            strength=strength, confidence=confidence(strength, normal=strength == "heuristic"),
+            # A user's or association's usage cap reached (AssocGrpCpuLimit, QOSMaxJobsPerUserLimit) is the limit
+            # working: it answers a question about that job or user, not a sweep of the cluster.
+            strength=strength, confidence=confidence(strength, normal=strength == "heuristic",
+                                                     informational=blocked and _usage_cap(reason)),
             suggested_actions=_actions(job, reason, _partition_size(facts, job.partition),
                                        _partition_time(facts, job.partition)),
         ))

@@ -270,11 +270,13 @@ def printed_on(facts: Facts, ev: object) -> str | None:
 
 
 CONTROL_DAEMONS = ("slurmctld", "slurmdbd")
+_ACCOUNTING_DB = ("mariadbd", "mysqld", "mariadb", "mysql")
+"""slurmdbd's database server (MariaDB/MySQL, as its syslog tag names it): part of the control plane."""
 
 
 def control_plane_hosts(facts: Facts) -> dict[str, list[KernelEventBase]]:
-    """Hosts that run Slurm's control plane, with the kernel/syslog lines that show it: the kernel names
-    slurmctld or slurmdbd as a task it blocked (``INFO: task slurmctld:2211 blocked for more than 122
+    """Hosts that run Slurm's control plane (slurmctld, slurmdbd and its MariaDB/MySQL), with the kernel/syslog
+    lines that show it: the kernel names slurmctld or slurmdbd as a task it blocked (``INFO: task slurmctld:2211 blocked for more than 122
     seconds``) or killed (OOM), or the host's log holds those daemons' own lines.
 
     Returns {node: [events naming a control daemon]}. Sources: kernel-log/syslog records per node."""
@@ -283,6 +285,6 @@ def control_plane_hosts(facts: Facts) -> dict[str, list[KernelEventBase]]:
         if ev.node and (getattr(ev, "process", None) or "") in CONTROL_DAEMONS:
             hosts.setdefault(ev.node, []).append(ev)
     for ev in facts.kernel_events:
-        if ev.node and (ev.source or "").startswith(CONTROL_DAEMONS):
+        if ev.node and (ev.source or "").startswith(CONTROL_DAEMONS + _ACCOUNTING_DB):
             hosts.setdefault(ev.node, [])
     return hosts

@@ -261,6 +261,12 @@ def test_a_failed_job_a_finding_explains_is_not_a_gap():
     assert decide("What killed job 604112?", [found], TABLE, coverage=_job("FAILED"))["root_cause"] == "gpu_hardware_fault"
 
 
+def test_a_threshold_is_not_a_job_id():
+    from gateway.builtin.conversation import named_entities
+    assert named_entities("Monitoring paged for 'DBD Agent queue size > 5000'. Is accounting broken?") == set()
+    assert named_entities("The queue was above 12000 at 3am; is job 88123 stuck?") == {"88123"}
+
+
 def test_a_count_of_tasks_or_nodes_is_not_a_job_id():
     from gateway.builtin.conversation import named_entities
     assert named_entities("ychoi says 92 of their 100 AlphaFold array tasks are stuck pending. Is it broken?") == set()

@@ -190,3 +190,30 @@ def test_the_built_in_answer_is_the_controller_when_only_its_host_lost_the_stora
         assert answer["root_cause"] == cause, (computes, [(f["check"], f["root_cause"]) for f in found])
         # The controller's host is never a compute node to drain.
         assert not any(a["type"] == "drain_node" for a in answer.get("proposed_actions", []))
+
+
+SDIAG_AT = """*******************************************************
+sdiag output at {when} ({epoch})
+Data since      Tue Dec 01 00:00:00 2026 (1796083200)
+*******************************************************
+Server thread count:  3
+Agent queue size:     0
+Agent count:          0
+Agent thread count:   0
+DBD Agent queue size: {queue}
+"""
+
+
+def test_a_dbd_queue_that_spiked_and_drained_by_the_newest_sdiag_is_healthy_with_the_reason(make_facts):
+    from tools.checks import run_checks
+    peak = SDIAG_AT.format(when="Tue Dec 01 00:12:04 2026", epoch=1796083924, queue=6411)
+    now = SDIAG_AT.format(when="Tue Dec 01 00:48:40 2026", epoch=1796086120, queue=188)
+    # Through the registry: sdiag and logs alone (no Slurm client error recorded) still run this check.
+    run = run_checks(make_facts(("slurm/sdiag-0012.txt", "sdiag-text", peak), ("slurm/sdiag.txt", "sdiag-text", now)))
+    (f,) = [f for f in run.findings if f.check == "controller_unreachable"]
+    assert f.root_cause == "healthy" and "reached 6,411 at 00:12 and was 188 at 00:48" in f.message
+    # Still high at the newest sdiag: slurmdbd is not keeping up now.
+    (g,) = check_controller_unreachable(make_facts(("slurm/sdiag-0012.txt", "sdiag-text", now),
+                                                   ("slurm/sdiag.txt", "sdiag-text", peak.replace("00:12:04", "00:58:04")
+                                                    .replace("1796083924", "1796086684"))), ControllerConfig())
+    assert g.root_cause == "controller_unreachable" and "6411" in " ".join(e.text for e in g.evidence)

@@ -176,3 +176,14 @@ long         up   infinite      2   idle kl[01-02]
     facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), ("slurm/job.txt", "scontrol-job-text", job))
     (f,) = check_job_pending_blocked(facts, PendingConfig())
     assert [(a.type, a.time_limit_min) for a in f.suggested_actions] == [("update_job", 2880)]
+
+
+def test_a_usage_cap_answers_about_its_job_but_a_per_job_limit_is_a_fault_at_once(make_facts):
+    from tools.knowledge.precedence import INFORMATIONAL
+    capped = _scontrol("5512350", "bigfold", "kpatel", "AssocGrpCpuLimit", "2026-03-04T08:00:00")
+    (f,) = check_job_pending_blocked(_facts(make_facts, capped), PendingConfig())
+    assert f.confidence == INFORMATIONAL and "user:kpatel" in f.culprits
+    # Asks for more nodes than its QOS allows one job: cannot start as submitted, reported without waiting.
+    too_big = _scontrol("990213", "pretrain", "mli", "QOSMaxNodePerJobLimit", "2026-03-04T10:14:00", nodes=16)
+    (g,) = check_job_pending_blocked(_facts(make_facts, too_big), PendingConfig())
+    assert g.confidence > INFORMATIONAL and g.strength == "state"
