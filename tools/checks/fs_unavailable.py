@@ -48,7 +48,12 @@ def _fs_name(ev: object) -> str | None:
             if sep in target:
                 return target.split(sep)[0]
         return None
+    if isinstance(ev, FsClientEvent) and not ev.fs and ev.fs_type in _NAMED_BY_TYPE:
+        return ev.fs_type  # a client line that names no mount: the site's one file system of that kind
     return getattr(ev, "fs", None)
+
+
+_NAMED_BY_TYPE = ("beegfs", "cephfs", "ceph")
 
 
 def _key(ev: object) -> set[str]:
@@ -102,8 +107,10 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
 
     Sources: kernel/syslog lustre_error and fs_client events, job-log fs_error events, `lfs df` status.
     """
+    hung = {e.node for e in facts.kernel_events_of("hung_task") if e.node}
+    # One error line counts when the node's tasks hang in the kernel too: its I/O is waiting on that server.
     per_node = {n: evs for n, evs in _node_events(facts).items()
-                if len(evs) >= cfg.min_events or any(_client_only(e) for e in evs)}
+                if len(evs) + (n in hung) >= cfg.min_events or any(_client_only(e) for e in evs)}
     down_targets = [r for r in facts.lfs_df if r.status != "active"]
     if not per_node and not down_targets:
         return []
@@ -117,6 +124,9 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
         clients = sorted(per_node) if share <= cfg.single_client_share else []
     else:
         clients = sorted(client_only)  # too few logs to compare nodes: trust client-only states
+    # Clients whose errors all name a server that other clients report too are that server's victims.
+    shared = _shared_servers(per_node)
+    clients = [n for n in clients if n in client_only or not _servers(per_node[n]) or not _servers(per_node[n]) <= shared]
     # A Slurm control host is no compute client to drain: its file-system trouble is the controller's.
     control = set(control_plane_hosts(facts)) & set(per_node) - set(facts.node_names())
     clients = [n for n in clients if n not in control]
@@ -196,3 +206,16 @@ def _client_only(e: object) -> bool:
 
 def _evidence(e: object) -> Evidence:
     return log_evidence(e) if isinstance(e, FsErrorEvent) else kernel_evidence(e)  # type: ignore[arg-type]
+
+
+def _servers(events: list[object]) -> set[str]:
+    return {k for e in events for k in _key(e)}
+
+
+def _shared_servers(per_node: dict[str, list[object]]) -> set[str]:
+    """Servers (or Lustre targets/NIDs) that two or more nodes report errors with."""
+    seen: dict[str, int] = {}
+    for events in per_node.values():
+        for k in _servers(events):
+            seen[k] = seen.get(k, 0) + 1
+    return {k for k, n in seen.items() if n >= 2}

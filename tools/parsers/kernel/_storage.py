@@ -67,6 +67,10 @@ _GPFS_NODE = re.compile(r"\b(?:Node |to |from )?\d{1,3}(?:\.\d{1,3}){3} \((?P<no
 _NFS = re.compile(r"^nfs\d?: server (?P<server>[\w.:\[\]-]{1,128}) (?P<state>not responding|OK)\b")
 _STALE = re.compile(r"\bStale (?:NFS )?file handle\b", re.IGNORECASE)
 _BEEGFS = re.compile(r"^beegfs: .*(?:Communication error|Unable to|error|fail)", re.IGNORECASE)
+_BEEGFS_RETRY = re.compile(r"^beegfs: .*Retrying communication with node: (?:beegfs-\w+ )?(?P<server>[\w.-]{1,64})",
+                           re.IGNORECASE)
+"""The BeeGFS client waiting on a server that does not answer (``Retrying communication with node:
+beegfs-storage bstor02 [ID: 2]``): the request blocks until it does."""
 _CEPH_EXPELLED = re.compile(r"^(?:libceph|ceph): .*(?:reconnect denied|evicted|blocklisted|blacklisted)", re.IGNORECASE)
 _CEPH_LOST = re.compile(r"^(?:libceph|ceph): .*(?:session lost|socket closed|connection reset|mds\d+ hung|"
                         r"session_reset|caps stale)", re.IGNORECASE)
@@ -160,6 +164,8 @@ def classify_fs_client(source: str, msg: str) -> Classified | None:
                              "server": node["node"] if node else None}
     if _STALE.search(msg):
         return "fs_client", {"fs_type": "nfs" if "nfs" in msg.lower() else "other", "state": "stale_handle"}
+    if (retry := _BEEGFS_RETRY.search(msg)) is not None:
+        return "fs_client", {"fs_type": "beegfs", "state": "not_responding", "server": retry["server"]}
     if _BEEGFS.search(msg):
         return "fs_client", {"fs_type": "beegfs", "state": "lost_connection" if "ommunication" in msg else "error"}
     return None

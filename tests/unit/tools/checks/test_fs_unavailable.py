@@ -65,9 +65,12 @@ def test_restored_connection_does_not_fire(make_facts):
 
 
 def test_threshold_is_configurable(make_facts):
-    facts = _facts(make_facts, {"hgx09": LOST, "hgx10": LOST, "hgx17": QUIET})
-    assert check_fs_unavailable(facts, FsUnavailableConfig(min_events=5)) == []
-    # With a lower share, two of three clients count as "many": servers, not clients.
+    # hgx10 lost another target on another server: two clients, each with its own trouble.
+    other = LOST.replace("OST000b", "OST000c").replace("172.16.20.16", "172.16.20.17")
+    facts = _facts(make_facts, {"hgx09": LOST, "hgx10": other, "hgx17": QUIET})
+    # Four error events and a hung task per node: under a threshold of six.
+    assert check_fs_unavailable(facts, FsUnavailableConfig(min_events=6)) == []
+    # With a higher share, two of three clients are still "few": clients, not servers.
     found = check_fs_unavailable(facts, FsUnavailableConfig(single_client_share=0.7))
     assert [(f.root_cause, f.culprits[0]) for f in found] == [("fs_client_fault", "node:hgx09"),
                                                               ("fs_client_fault", "node:hgx10")]
@@ -185,3 +188,27 @@ def test_a_slurm_control_host_losing_its_storage_is_not_a_client_to_drain(make_f
     (f,) = check_fs_unavailable(make_facts(*files, **ctx), FsUnavailableConfig())
     assert f.root_cause == "storage_unavailable" and "node:ctl01" in f.culprits
     assert "only the Slurm control host" in f.message and f.suggested_actions == []
+
+
+# A BeeGFS storage server that stopped answering: each client logs one retry, then its tasks hang in D state.
+BEEGFS_RETRY = ("[192631.502110] beegfs: Messaging (RPC)(51830): Retrying communication with node: beegfs-storage "
+                "bstor02 [ID: 2]\n[192761.112301] INFO: task python:51830 blocked for more than 122 seconds.\n")
+
+
+def test_one_beegfs_retry_per_client_with_hung_tasks_is_the_server_for_everyone(make_facts):
+    logs = {"hgx09": BEEGFS_RETRY, "hgx10": BEEGFS_RETRY, "hgx17": BEEGFS_RETRY, "hgx02": QUIET}
+    (f,) = check_fs_unavailable(_facts(make_facts, logs), FsUnavailableConfig())
+    assert f.root_cause == "storage_unavailable" and f.culprits[0] == "fs:beegfs" and "hung task" in f.message
+    assert not any(a.type == "drain_node" for a in f.suggested_actions)
+
+
+def test_two_clients_of_many_naming_the_same_server_are_its_victims_not_faulty_clients(make_facts):
+    # Two of seven nodes with logs (under the single-client share) report the same NFS server: not their clients.
+    nfs = "[Sun Nov 29 14:22:40 2026] nfs: server home-nfs01 not responding, still trying\n" * 2
+    logs = {"hgx09": nfs, "hgx17": nfs} | {f"hgx0{i}": QUIET for i in range(2, 7)}
+    (f,) = check_fs_unavailable(_facts(make_facts, logs), FsUnavailableConfig())
+    assert f.root_cause == "storage_unavailable"
+    # One node alone with its own server trouble stays a client fault.
+    logs = {"hgx09": nfs} | {f"hgx0{i}": QUIET for i in range(2, 7)}
+    (g,) = check_fs_unavailable(_facts(make_facts, logs), FsUnavailableConfig())
+    assert g.root_cause == "fs_client_fault" and g.culprits[0] == "node:hgx09"
