@@ -18,7 +18,7 @@ __all__ = ["FsUnavailableConfig", "check_fs_unavailable"]
 
 _LUSTRE_BAD = ("connection_lost", "evicted", "request_timeout", "lnet_timeout", "op_failed", "mount_failed")
 _FS_BAD = ("expelled", "lost_connection", "stale_handle", "unmounted", "not_mounted", "not_responding",
-           "not_started", "io_error", "quorum_lost")
+           "not_started", "io_error", "quorum_lost", "error")
 _CLIENT_ONLY = ("not_started", "not_mounted", "unmounted", "expelled", "stale_handle", "mount_failed")
 """States that describe this node's client, whatever the others do."""
 

@@ -45,6 +45,8 @@ KEYWORDS: tuple[str, ...] = (
     "fail", "fatal", "time", "unable", "cannot", "can't", "corrupt", "abort", "segfault", "refused",
     "unreachable", "lost", "exception", "offline", "not responding", "denied", "stuck", "call trace",
     "no space left", "disk is full", "quota exceeded",
+    # _storage: a node that cannot mount a file system type (no mount helper or module), autofs mount failures
+    "bad option", "unknown filesystem type", "no such device", "mount failure",
 )
 """Lowercase words one of which every line that can be an event holds (see the module docstring)."""
 

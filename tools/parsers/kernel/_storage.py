@@ -138,8 +138,27 @@ def classify_lustre(msg: str) -> Classified | None:
     return "lustre_error", values
 
 
+_FS_TYPES = ("gpfs", "nfs", "lustre", "beegfs", "weka", "ceph")
+_MOUNT_HELPER = re.compile(r"bad option; .*/sbin/mount\.(?P<t1><type>|\w+) helper program|unknown filesystem type "
+                           r"'(?P<t2>\w+)'|mount\.(?P<t3>\w+): No such device", re.IGNORECASE)
+"""This node cannot mount a file system type at all (no ``mount.nfs`` helper, no kernel module): its own client."""
+_MOUNT_FAILED = re.compile(r"mount\((?P<type>\w+)\): (?:\w+: )?mount failure (?P<server>[\w.-]{1,128}):\S* on "
+                           r"(?P<mnt>/\S{0,200})|\bfailed to mount (?P<mnt2>/\S{0,200})", re.IGNORECASE)
+"""autofs's report of a mount that failed (the reason is on another line: the helper, the server, the export)."""
+
+
 def classify_fs_client(source: str, msg: str) -> Classified | None:
     """A GPFS, NFS or BeeGFS client/server event in one message; else None."""
+    helper = _MOUNT_HELPER.search(msg)
+    if helper:
+        kind = next((t.rstrip("0123456789") for t in (helper["t1"], helper["t2"], helper["t3"]) if t and t != "<type>"), None)
+        fs_type = "nfs" if kind is None and "nfs" in msg.lower() else (kind or "other").lower()
+        return "fs_client", {"fs_type": fs_type if fs_type in _FS_TYPES else "other", "state": "not_mounted"}
+    mount = _MOUNT_FAILED.search(msg) if source.startswith("automount") or "mount failure" in msg else None
+    if mount:
+        fs_type = (mount["type"] or "other").lower()
+        return "fs_client", {"fs_type": fs_type if fs_type in _FS_TYPES else "other", "state": "error",
+                             "server": mount["server"]}
     m = _MODULE_FAILED.match(msg) or _CLIENT_UNIT_FAILED.search(msg)
     if m:
         mod = m["mod"].lower().split("-")[0]

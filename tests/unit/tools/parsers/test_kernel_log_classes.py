@@ -137,3 +137,22 @@ def test_cephfs_client_refused_or_cut_off_and_gpu_stack_modules_that_will_not_lo
             for e in events] == [("fs_client", "ceph", "expelled"), ("fs_client", "ceph", "lost_connection"),
                                  ("gpu_driver", None, "module_failed:nvidia_peermem"),
                                  ("gpu_driver", None, "module_failed:gdrdrv")]
+
+
+def test_beegfs_retries_and_mounts_a_node_cannot_make_are_file_system_client_events():
+    # BeeGFS client source (Messaging RPC retry), util-linux mount(8) and autofs's automount daemon.
+    ev = _one("[192631.502110] beegfs: Messaging (RPC)(51830): Retrying communication with node: beegfs-storage bstor02 [ID: 2]")
+    assert (ev.fs_type, ev.state, ev.server) == ("beegfs", "not_responding", "bstor02")
+    helper = _one("Dec 01 11:31:02 r-12 automount[1988]: >> mount: /projects/chem: bad option; for several filesystems "
+                  "(e.g. nfs, cifs) you might need a /sbin/mount.<type> helper program.")
+    assert (helper.fs_type, helper.state) == ("nfs", "not_mounted")
+    assert (_one("[  61.2] mount.nfs4: No such device").fs_type, _one("mount: /mnt/x: unknown filesystem type 'lustre'.").fs_type) \
+        == ("nfs", "lustre")
+    failed = _one("Dec 01 11:31:02 r-12 automount[1988]: mount(nfs): nfs: mount failure nas01:/export/projects/chem on /projects/chem")
+    assert (failed.state, failed.server) == ("error", "nas01")  # the reason is another line's: not the client by itself
+
+
+def test_a_daemon_saying_its_disk_is_full_is_an_error_level_line():
+    ev = _one("Nov 30 08:29:37 db01 mariadbd[1187]: 2026-11-30  8:29:37 14 [Warning] mariadbd: Disk is full writing "
+              "'/var/lib/mysql/mysql-bin.004812' (Errcode: 28 \"No space left on device\"). Waiting for someone to free space...")
+    assert (ev.kind, ev.source, ev.node, ev.severity) == ("generic", "mariadbd", "db01", "err")
