@@ -52,6 +52,7 @@ from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
 from tools.checks.nccl import NcclConfig, check_nccl_collective_failure
 from tools.checks.node_config import NodeConfigConfig, check_node_config_mismatch
 from tools.checks.node_failure_history import NodeHistoryConfig, check_node_failure_history
+from tools.checks.node_clock import NodeClockConfig, check_node_clock
 from tools.checks.node_software import NodeSoftwareConfig, check_node_software_fault
 from tools.checks.node_unresponsive import UnresponsiveConfig, check_node_not_responding
 from tools.checks.pause_storm import PauseStormConfig, check_pause_storm
@@ -128,6 +129,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "xid_at_cancel": CheckSpec(check_xid_at_cancel, XidAtCancelConfig,
                                "Xid 43/45 logged as a job was cancelled: the kill's echo, not the GPU",
                                needs=("kernel_events", "acct")),
+    "node_clock": CheckSpec(check_node_clock, NodeClockConfig,
+                            "a node whose drifted clock makes every job credential look expired or rewound",
+                            needs=("kernel_events", "job_log_events")),
     "node_software_fault": CheckSpec(check_node_software_fault, NodeSoftwareConfig,
                                      "node software failing: prolog/epilog/SPANK, kill task, Fabric Manager, container runtime",
                                      needs=("nodes", "node_reasons", "kernel_events")),

@@ -81,7 +81,8 @@ _ERROR_WORDS = re.compile(
     r"\b(?:error|errors|err|fail(?:ed|ure|ing)?|fatal|critical|panic|timed? ?out|timeout|unable to|cannot|can't|"
     r"corrupt(?:ed|ion)?|abort(?:ed|ing)?|segfault|oops|refused|unreachable|lost|exception|"
     r"uncorrectable|offline|not responding|denied|soft lockup|hard lockup|stuck|machine check|call trace|"
-    r"no space left on device|disk is full|disk quota exceeded)\b"
+    r"no space left on device|disk is full|disk quota exceeded|clock unsynchroni[sz]ed|no servers can be used|"
+    r"no selectable sources)\b"
     r"|\bBUG:", re.IGNORECASE)
 _BENIGN = re.compile(
     r"\b(?:corrected|correctable|no errors?|0 errors|errors?: 0|recovered|succeeded|successful(?:ly)?|"

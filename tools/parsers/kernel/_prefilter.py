@@ -47,6 +47,8 @@ KEYWORDS: tuple[str, ...] = (
     "no space left", "disk is full", "quota exceeded",
     # _storage: a node that cannot mount a file system type (no mount helper or module), autofs mount failures
     "bad option", "unknown filesystem type", "no such device", "mount failure",
+    # error_level: a time service that lost its sources (chronyd, ntpd)
+    "unsynchroni", "no servers can be used", "no selectable sources",
 )
 """Lowercase words one of which every line that can be an event holds (see the module docstring)."""
 
