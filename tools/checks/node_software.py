@@ -18,8 +18,10 @@ from tools.platform import node_ref, take_out_of_service
 
 __all__ = ["NodeSoftwareConfig", "check_node_software_fault"]
 
-_FAILING = ("prolog_failed", "epilog_failed", "spank_error", "kill_task_failed")
-_WHAT = {"api_mismatch": "NVIDIA driver API mismatch: user-space driver upgraded without reloading the kernel module"}
+_FAILING = ("prolog_failed", "epilog_failed", "spank_error", "kill_task_failed", "slurmd_start_failed")
+_WHAT = {"api_mismatch": "NVIDIA driver API mismatch: user-space driver upgraded without reloading the kernel module",
+         "slurmd_start_failed": "slurmd cannot start: a plugin fails to initialise (cgroup v1 plugins on a cgroup v2 "
+                                "host, a missing library); resuming the node does not help until slurmd starts"}
 
 
 def _what(e: object) -> str:
@@ -128,6 +130,7 @@ def check_node_software_fault(facts: Facts, cfg: NodeSoftwareConfig) -> list[Fin
             evidence=candidates.get(node, []) + [kernel_evidence(e) for e in events[:3]],  # type: ignore[arg-type]
             strength=strength, confidence=confidence(strength, corroborated=node in candidates and bool(events)),
             suggested_actions=take_out_of_service(facts, ref, f"node software fault: {what[:80]}")
-            + [ActionSpec(type="run_gpu_diagnostic", node=node)],
+            + ([] if events and all(getattr(e, "what", None) == "slurmd_start_failed" for e in events)
+               else [ActionSpec(type="run_gpu_diagnostic", node=node)]),
         ))
     return findings

@@ -124,6 +124,14 @@ def _build(artifacts: Iterable[RawArtifact], *, captured_at: datetime | None, cl
             facts.unreadable.append(Unreadable(kind="file", path=art.path, format=art.format, node=art.node,
                                                job=art.job, command=art.command, reason=str(e)[:300]))
             continue
+        except Exception as e:  # noqa: BLE001 - a parser's own bug on one file degrades the run, never aborts it
+            if strict:
+                raise
+            info.read = False
+            facts.unreadable.append(Unreadable(kind="file", path=art.path, format=art.format, node=art.node,
+                                               job=art.job, command=art.command,
+                                               reason=f"parser failed ({type(e).__name__}): {str(e)[:240]}"))
+            continue
         info.records = len(records)
         query = _query_of(art.url)
         kind = type(records[0]) if records else None

@@ -196,7 +196,7 @@ class SlurmNodeEvent(KernelEventBase):
 
     kind: Literal["slurm_node"] = "slurm_node"
     what: Literal["prolog_failed", "epilog_failed", "spank_error", "kill_task_failed", "node_fail",
-                  "job_cancelled", "gres_error", "controller_restart", "error"] = "error"
+                  "job_cancelled", "gres_error", "controller_restart", "slurmd_start_failed", "error"] = "error"
     job: str | None = None
 
 

@@ -26,6 +26,11 @@ _HUNG = re.compile(r"^INFO: task (?P<proc>.+):(?P<pid>\d{1,10}) blocked for more
 
 SLURM_SOURCES = ("slurmd", "slurmstepd", "slurmctld", "spank", "slurm-prolog", "slurm-epilog")
 _SLURM_RULES = [
+    # slurmd that cannot start: a plugin that will not load (cgroup v1 plugins on a cgroup v2 host), its
+    # initialisation failing; the node stays down whatever slurmctld is told.
+    (re.compile(r"slurmd initialization failed|Couldn't load specified plugin|Plugin init\(\) callback failed|"
+                r"cgroup namespace '\w+' not mounted|unable to create \w+ cgroup namespace|"
+                r"cannot create proctrack context|fatal: Unable to initialize", re.IGNORECASE), "slurmd_start_failed"),
     (re.compile(r"spank[-_:]|pyxis|enroot", re.IGNORECASE), "spank_error"),
     (re.compile(r"prolog (?:failed|error)|error: .*prolog|Prolog failed", re.IGNORECASE), "prolog_failed"),
     (re.compile(r"epilog (?:failed|error)|error: .*epilog|Epilog failed", re.IGNORECASE), "epilog_failed"),

@@ -113,3 +113,30 @@ def test_a_gpu_stack_module_that_does_not_load_is_node_software(make_facts):
     log = "[Thu Nov 19 06:11:12 2026] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)\n"
     (f,) = check_node_software_fault(_gx(make_facts, log), NodeSoftwareConfig())
     assert f.culprits[0] == "node:gx07" and "nvidia_peermem does not load" in f.message
+
+
+# slurmd that cannot start after an OS upgrade (cgroup v1 proctrack/cgroup plugins on a cgroup v2 host, as in
+# the Slurm cgroup v2 docs): the node stays DOWN* — the software is the cause, not a node that stopped answering.
+SLURMD_CANNOT_START = """Dec 01 09:11:40 k017 slurmd[2044]: error: cgroup namespace 'freezer' not mounted. aborting
+Dec 01 09:11:40 k017 slurmd[2044]: error: Couldn't load specified plugin name for proctrack/cgroup: Plugin init() callback failed
+Dec 01 09:11:40 k017 slurmd[2044]: error: slurmd initialization failed
+Dec 01 09:11:40 k017 systemd[1]: slurmd.service: Main process exited, code=exited, status=1/FAILURE
+"""
+
+
+def test_slurmd_that_cannot_start_is_node_software_and_explains_the_node_not_responding(make_facts):
+    from gateway.builtin.decide import decide
+    from gateway.builtin.precedence import read_precedence
+    from tools.checks import run_checks
+    from tools.knowledge.precedence import render_precedence
+    sinfo = "NODELIST STATE CPUS(A/I/O/T) REASON\nk017 down* 0/0/128/128 EL9 upgrade CHG-1203\nk018 idle 0/128/0/128 none\n"
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), ("kernel/k017.log", "kernel-log", SLURMD_CANNOT_START),
+                       **{"slurm/sinfo.txt": {"columns": "NODELIST STATE CPUS(A/I/O/T) REASON"},
+                          "kernel/k017.log": {"node": "k017"}})
+    (f,) = check_node_software_fault(facts, NodeSoftwareConfig())
+    assert f.culprits == ["node:k017"] and "slurmd cannot start" in f.message and f.strength == "direct"
+    assert "run_gpu_diagnostic" not in [a.type for a in f.suggested_actions]
+    table = read_precedence([{"role": "system", "content": render_precedence()}])
+    answer = decide("k017 is still down* after the upgrade. Can we resume it?",
+                    [g.model_dump() for g in run_checks(facts).findings], table)
+    assert answer["root_cause"] == "node_software_fault"
