@@ -11,6 +11,7 @@ from collections import defaultdict
 from tools.checks.base import CheckConfig, job_culprits, kernel_evidence
 from tools.facts import Facts
 from tools.facts.queries import affected_jobs
+from tools.knowledge.scheduler import is_held
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import GpuDriverEvent, GpuStackEvent, SlurmNodeEvent
@@ -120,6 +121,11 @@ def check_node_software_fault(facts: Facts, cfg: NodeSoftwareConfig) -> list[Fin
             continue  # only generic lines naming a word: not enough without a drain reason
         ref = node_ref(facts, node)
         jobs = affected_jobs(facts, [node])
+        # Jobs the failing prolog/epilog lines name that Slurm requeued and held (launch failed requeued held):
+        # they wait for a release, and start elsewhere once this node is out of service.
+        held = [j for j in dict.fromkeys(getattr(e, "job", None) for e in events)
+                if j and (job := facts.job(j)) is not None and is_held(job)]
+        jobs += [j for j in held if j not in jobs]
         drain_reason = facts.reason_of(node) or ""
         what = drain_reason if node in candidates else ", ".join(sorted({_what(e) for e in events}))
         strength = "state" if node in candidates else "direct"
@@ -131,6 +137,8 @@ def check_node_software_fault(facts: Facts, cfg: NodeSoftwareConfig) -> list[Fin
             strength=strength, confidence=confidence(strength, corroborated=node in candidates and bool(events)),
             suggested_actions=take_out_of_service(facts, ref, f"node software fault: {what[:80]}")
             + ([] if events and all(getattr(e, "what", None) == "slurmd_start_failed" for e in events)
-               else [ActionSpec(type="run_gpu_diagnostic", node=node)]),
+               else [ActionSpec(type="run_gpu_diagnostic", node=node)])
+            + [ActionSpec(type="release_job", job=j, reason=f"held after its launch failed on {node}; it can start "
+                          "elsewhere once the node is out of service") for j in held],
         ))
     return findings

@@ -80,7 +80,8 @@ SUPERSEDES: dict[str, tuple[str, ...]] = {
     "controller_unreachable": ("node_unresponsive", "scheduler_wait", "job_stuck_completing", "storage_unavailable"),
     "node_config_mismatch": ("scheduler_wait", "insufficient_gpu_capacity", "device_plugin_failure"),
     "node_software_fault": ("user_code_error", "scheduler_wait", "crash_loop", "insufficient_gpu_capacity",
-                            "device_plugin_failure", "node_unresponsive"),  # slurmd that cannot start never answers  # a broken driver or runtime leaves the plugin nothing to serve
+                            "device_plugin_failure", "node_unresponsive", "job_held"),
+    # (slurmd that cannot start never answers; a prolog failing there requeues and holds the job it launched)  # a broken driver or runtime leaves the plugin nothing to serve
     "device_plugin_failure": ("insufficient_gpu_capacity", "crash_loop"),
     "job_preempted": ("user_code_error", "scheduler_wait", "timeout_without_checkpoint"),
     "job_held": ("scheduler_wait",),

@@ -140,3 +140,20 @@ def test_slurmd_that_cannot_start_is_node_software_and_explains_the_node_not_res
     answer = decide("k017 is still down* after the upgrade. Can we resume it?",
                     [g.model_dump() for g in run_checks(facts).findings], table)
     assert answer["root_cause"] == "node_software_fault"
+
+
+def test_a_prolog_failing_on_a_node_names_and_releases_the_job_it_held(make_facts):
+    # slurmd's prolog failed on g14 (local scratch read-only): Slurm drained g14 and requeued the job held.
+    job = ("JobId=771020 JobName=cosmo-emu\n   UserId=ikeller(30111) GroupId=astro(3300) MCS_label=N/A\n"
+           "   Priority=0 Nice=0 Account=astro QOS=normal\n"
+           "   JobState=PENDING Reason=launch_failed_requeued_held Dependency=(null)\n"
+           "   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0 ExitCode=0:0\n   Partition=gpu\n   BatchHost=g14\n")
+    journal = ("Dec 01 06:12:08 g14 slurmd[2210]: error: prolog failed: rc:1 output:mkdir: cannot create directory "
+               "'/local/scratch/job_771020': Input/output error\n"
+               "Dec 01 06:12:08 g14 slurmd[2210]: error: [job 771020] prolog failed status=1:0\n")
+    reasons = "REASON               USER      TIMESTAMP           NODELIST\nProlog error         slurm     2026-12-01T06:12:09 g14\n"
+    facts = make_facts(("slurm/sinfo_R.txt", "sinfo-reasons-text", reasons), ("slurm/job.txt", "scontrol-job-text", job),
+                       ("kernel/g14.log", "kernel-log", journal), **{"kernel/g14.log": {"node": "g14"}})
+    (f,) = check_node_software_fault(facts, NodeSoftwareConfig())
+    assert f.culprits == ["node:g14", "job:771020"]
+    assert ("release_job", "771020") in [(a.type, a.job) for a in f.suggested_actions]
