@@ -205,9 +205,13 @@ def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> 
     failed = [e.message for e in events if e.kind in ("checkpoint_write_failure", "enospc")]
     skip = {b.rstrip("/") for b in bad}
 
+    # A saved checkpoint directory that holds a bad file is bad, and so is every other file saved inside it.
+    dirs = {e.path.rstrip("/") for e in events if isinstance(e, CheckpointEvent) and e.kind == "checkpoint_saved" and e.path}
+    skip |= {d for d in dirs if any(b.startswith(d + "/") for b in skip)}
+
     def is_bad(path: str) -> bool:  # the checkpoint itself, or a file inside it (step_5 vs step_5/model.pt)
         p = path.rstrip("/")
-        return p in skip or any(b.startswith(p + "/") for b in skip)
+        return p in skip or any(b.startswith(p + "/") or p.startswith(b + "/") for b in skip)
 
     saved = [e for e in events if isinstance(e, CheckpointEvent) and e.kind == "checkpoint_saved" and e.path
              and not is_bad(e.path) and not any(e.path in m for m in failed)]
@@ -217,7 +221,10 @@ def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> 
     def order(e: CheckpointEvent) -> tuple:
         return (e.step if e.step is not None else -1, e.timestamp.timestamp() if e.timestamp else 0.0, e.line)
 
-    return max(saved, key=order).path
+    best = max(saved, key=order).path or ""
+    # A shard or state file inside a checkpoint the run saved as a whole: resume from that checkpoint.
+    outer = [d for d in dirs if best.rstrip("/").startswith(d + "/")]
+    return min(outer, key=len) if outer else best
 
 
 def _in_tasks(rank: int, tasks: str) -> bool:

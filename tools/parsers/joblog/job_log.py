@@ -67,6 +67,20 @@ _LINK_TARGET = re.compile(r"\s+->\s+(?P<path>/[^\s'\",]+)")
 """``latest -> /ckpt/step_038000`` after it: the file actually read."""
 
 
+_NO_SUCH_FILE = re.compile(r"No such file or directory: ['\"](?P<path>/[^'\"]{1,500})['\"]")
+
+
+def _missing_in(line: str, loading: str) -> str | None:
+    """The file a ``No such file or directory: '…'`` line names when it lies in the checkpoint being loaded
+    (the same step directory or its parent: a shard the save never wrote)."""
+    m = _NO_SUCH_FILE.search(line)
+    if m is None:
+        return None
+    missing = m["path"]
+    root = loading.rsplit("/", 2)[0] if loading.count("/") > 3 else loading
+    return missing if missing.startswith(root.rstrip("/") + "/") else None
+
+
 def _cap(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
 
@@ -249,6 +263,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
         found = classify(stripped) if gates.classify else []
         for kind, exc, fields in found:
             emit(kind, lineno, rank, ts, stripped, exc, fields)
+        if loading and found and (missing := _missing_in(stripped, loading)) is not None:
+            emit("checkpoint_load_failure", lineno, rank, ts, stripped, "FileNotFoundError", {"path": missing})
         if gates.progress and all(kind == "nan_loss" for kind, _, _ in found):
             fields = progress_fields(stripped)
             if fields is not None:

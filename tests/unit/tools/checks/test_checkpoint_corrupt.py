@@ -124,3 +124,21 @@ def test_dcp_resume_with_no_user_recorded_finds_its_run_and_holds_the_queued_cop
     (f,) = check_checkpoint_load_failure(facts, CheckpointConfig())
     assert [(a.type, a.job, a.checkpoint) for a in f.suggested_actions] == [
         ("resubmit_from_checkpoint", "119012", "/lustre/run/step_9000"), ("hold_job", "119044", None)]
+
+
+def test_a_checkpoint_saved_as_a_directory_of_shards_is_resumed_as_that_directory(make_facts):
+    # HF Trainer + DeepSpeed: "Saving model checkpoint to …/checkpoint-8500", then shard files inside it; the
+    # resume of checkpoint-9000 misses a shard. Resume from checkpoint-8500 (the directory), not one of its files.
+    first = ("[INFO|trainer.py:3801] 2026-11-29 05:02:11,644 >> Saving model checkpoint to /lustre/lm/vk/cpt/checkpoint-8500\n"
+             "[2026-11-29 05:13:40,215] [INFO] [engine.py:3536:_save_zero_checkpoint] zero checkpoint saved "
+             "/lustre/lm/vk/cpt/checkpoint-8500/global_step8500/bf16_zero_pp_rank_15_mp_rank_00_optim_states.pt\n"
+             "[INFO|trainer.py:3801] 2026-11-29 07:44:20,118 >> Saving model checkpoint to /lustre/lm/vk/cpt/checkpoint-9000\n"
+             "[2026-11-29 07:58:02,300] [INFO] [torch_checkpoint_engine.py:23:save] [Torch] Saved "
+             "/lustre/lm/vk/cpt/checkpoint-9000/global_step9000/bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt.\n")
+    second = ("[2026-11-29 09:22:31,004] [INFO] [torch_checkpoint_engine.py:27:load] [Torch] Loading checkpoint from "
+              "/lustre/lm/vk/cpt/checkpoint-9000/global_step9000/mp_rank_00_model_states.pt...\n"
+              "[rank4]: FileNotFoundError: [Errno 2] No such file or directory: "
+              "'/lustre/lm/vk/cpt/checkpoint-9000/global_step9000/bf16_zero_pp_rank_3_mp_rank_00_optim_states.pt'\n")
+    (f,) = check_checkpoint_load_failure(_facts(make_facts, first, second), CheckpointConfig(min_failures=1))
+    (resume,) = [a for a in f.suggested_actions if a.type == "resubmit_from_checkpoint"]
+    assert resume.checkpoint == "/lustre/lm/vk/cpt/checkpoint-8500"

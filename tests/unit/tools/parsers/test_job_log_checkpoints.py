@@ -90,3 +90,18 @@ def test_a_load_failure_on_a_file_inside_a_checkpoint_rules_out_that_checkpoint(
     bad = {getattr(e, "path", None) for e in facts.job_log_events if e.kind == "checkpoint_load_failure"}
     assert bad == {"/ck/step_000005/model.pt"}
     assert newest_checkpoint(facts, "7", bad=bad) == "/ck/step_000004"
+
+
+RESUME = ("[2026-12-01 08:02:31,004] [INFO] [torch_checkpoint_engine.py:27:load] [Torch] Loading checkpoint from "
+          "/lustre/lm/vk/cpt/checkpoint-9000/global_step9000/mp_rank_00_model_states.pt...\n")
+
+
+def test_a_shard_missing_from_the_checkpoint_being_loaded_is_a_load_failure_naming_it():
+    # DeepSpeed's ZeRO loader: the save was cut short, one rank's optimizer shard never written.
+    text = RESUME + ("[rank4]: FileNotFoundError: [Errno 2] No such file or directory: "
+                     "'/lustre/lm/vk/cpt/checkpoint-9000/global_step9000/bf16_zero_pp_rank_3_mp_rank_00_optim_states.pt'\n")
+    (fail,) = [e for e in parse_job_log(text, path="x.log", job="7") if getattr(e, "kind", None) == "checkpoint_load_failure"]
+    assert fail.path.endswith("bf16_zero_pp_rank_3_mp_rank_00_optim_states.pt") and fail.rank == 4
+    # A data file missing after a resume is not the checkpoint's.
+    other = RESUME + "FileNotFoundError: [Errno 2] No such file or directory: '/data/shards/train-00417.arrow'\n"
+    assert not [e for e in parse_job_log(other, path="x.log", job="7") if getattr(e, "kind", None) == "checkpoint_load_failure"]
