@@ -17,7 +17,7 @@ from tools.facts.queries import affected_jobs, newest_checkpoint
 from tools.models.findings import ActionSpec
 
 __all__ = ["PlatformName", "NodeRef", "platform_of", "node_ref", "take_out_of_service", "victims", "resubmit_specs",
-           "job_culprits_collapsed", "log_owner", "evacuate"]
+           "job_culprits_collapsed", "log_owner", "evacuate", "evict_hurt"]
 
 PlatformName = Literal["slurm", "kubernetes"]
 
@@ -104,12 +104,25 @@ def victims(facts: Facts, ref: NodeRef, reason: str, *, since: datetime | None =
         pods = [p for p in facts.pods_on(ref.name) if p.gpu_request and p.phase in _POD_ACTIVE]
         # A cordon keeps new pods off, but a pod crash-looping on the bad GPU stays bound there: evict it (only
         # one a controller recreates) so it is scheduled elsewhere.
-        looping = [p for p in pods if p.owner_name and any(c.state_reason == "CrashLoopBackOff" for c in p.containers)]
-        evict = [ActionSpec(type="evict_pod", pod=p.name, namespace=p.namespace,
-                            reason=f"crash-looping on {ref.name}: {reason}") for p in looping[:max_pods]]
-        return [f"pod:{p.namespace}/{p.name}" for p in pods[:max_pods]], evict
+        return [f"pod:{p.namespace}/{p.name}" for p in pods[:max_pods]], evict_hurt(pods, ref.name, reason, max_pods)
     ids = list(dict.fromkeys(jobs if jobs is not None else affected_jobs(facts, [ref.name], since=since)))
     return job_culprits_collapsed(ids), resubmit_specs(facts, ids, [ref.name], reason)
+
+
+_START_FAILURES = frozenset({"CrashLoopBackOff", "CreateContainerError", "RunContainerError", "StartError",
+                             "ContainerCreating", "CreateContainerConfigError"})
+
+
+def evict_hurt(pods: list, node: str, reason: str, max_pods: int = 10) -> list[ActionSpec]:
+    """``evict_pod`` for the controller-owned pods (a controller recreates them) that the node's fault keeps
+    failing where they are bound: crash-looping or unable to start there, or restarted in place after a failed
+    run (on the same GPU). A cordon keeps new pods off but leaves these bound to the node."""
+    def hurt(p: object) -> bool:
+        cs = getattr(p, "containers", [])
+        return any(c.state_reason in _START_FAILURES or (c.restart_count and c.last_terminated_exit_code not in (None, 0))
+                   for c in cs) or (getattr(p, "phase", None) == "Pending" and not cs)
+    return [ActionSpec(type="evict_pod", pod=p.name, namespace=p.namespace, reason=f"failing on {node}: {reason}")
+            for p in pods if p.owner_name and hurt(p)][:max_pods]
 
 
 def job_culprits_collapsed(ids: list[str], *, max_tasks: int = 1) -> list[str]:

@@ -19,6 +19,7 @@ from tools.facts import Facts
 from tools.knowledge.gpu_operator import gpu_replicas
 from tools.knowledge.gpu_stack import NODE_STACK_ERROR
 from tools.knowledge.precedence import confidence as strength_confidence
+from tools.platform import evict_hurt
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.k8s import K8sContainerStatus, K8sPod
 
@@ -153,7 +154,8 @@ def _node_runtime_finding(pod: K8sPod, c: K8sContainerStatus, what: str, runtime
         evidence=[*runtime[:3], pod_evidence(pod, c)],
         strength="state", confidence=strength_confidence("state", corroborated=bool(siblings) or len(runtime) > 1),
         suggested_actions=[ActionSpec(type="cordon_node", node=node,
-                                      reason="containers on this node cannot reach the NVIDIA driver")],
+                                      reason="containers on this node cannot reach the NVIDIA driver")]
+        + evict_hurt([pod], node, "its containers cannot reach the NVIDIA driver here"),
     )
 
 

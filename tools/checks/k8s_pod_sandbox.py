@@ -18,7 +18,7 @@ from tools.facts import Facts
 from tools.knowledge.k8s_runtime import sandbox_problem
 from tools.knowledge.precedence import confidence
 from tools.models.findings import Evidence, Finding
-from tools.platform import node_ref, take_out_of_service
+from tools.platform import evict_hurt, node_ref, take_out_of_service
 
 __all__ = ["K8sPodSandboxConfig", "check_k8s_pod_sandbox"]
 
@@ -79,6 +79,8 @@ def check_k8s_pod_sandbox(facts: Facts, cfg: K8sPodSandboxConfig) -> list[Findin
             culprits=[node_culprit(node), *[pod_culprit(k) for k in list(stuck)[: cfg.max_pod_culprits]]],
             evidence=[*list(stuck.values())[:3], *logs.get(node, [])[:2]],
             strength="state", confidence=confidence("state", corroborated=len(stuck) > 1 or bool(logs.get(node)) or bool(elsewhere)),
-            suggested_actions=take_out_of_service(facts, ref, f"container runtime cannot create pod sandboxes: {what[node][:60]}"),
+            suggested_actions=take_out_of_service(facts, ref, f"container runtime cannot create pod sandboxes: {what[node][:60]}")
+            + evict_hurt([p for p in facts.k8s_pods if (p.namespace, p.name) in stuck and p.node == node], node,
+                         "its sandbox cannot be created here; its controller places it elsewhere"),
         ))
     return findings

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from tests.unit.tools.checks._k8s_api import api_list, node, pod
 from tools.facts import build_facts
-from tools.platform import evacuate, log_owner, node_ref
+from tools.platform import evacuate, log_owner, node_ref, evict_hurt
 from tools.sources.base import RawArtifact
 
 NOW = datetime(2026, 3, 4, 10, 15, tzinfo=timezone.utc)
@@ -35,3 +35,22 @@ def test_evacuating_drains_a_kubernetes_node_and_adds_nothing_on_slurm():
     assert [(a.type, a.node) for a in evacuate(facts, node_ref(facts, "g1"), "reboot")] == [("drain_k8s_node", "g1")]
     slurm = build_facts([], captured_at=NOW)
     assert evacuate(slurm, node_ref(slurm, "gpu017"), "reboot") == []
+
+
+def test_evict_hurt_names_only_owned_pods_the_node_keeps_failing():
+    from tests.unit.tools.checks._k8s_api import pod
+    from tools.models.k8s import K8sPod
+    from tools.parsers.k8s.k8s_json import parse_k8s_json
+    import json
+    restarted = pod("w-0", node_name="g3", owner=("PyTorchJob", "ft"), containers=[
+        {"name": "main", "ready": True, "restartCount": 1, "state": {"running": {}},
+         "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}])
+    looping = pod("w-1", node_name="g3", owner=("ReplicaSet", "ev"), containers=[
+        {"name": "main", "ready": False, "restartCount": 18, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}])
+    fine = pod("w-2", node_name="g3", owner=("ReplicaSet", "ev"))
+    bare = pod("dbg", node_name="g3", containers=[
+        {"name": "main", "ready": False, "restartCount": 3, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}])
+    text = json.dumps({"apiVersion": "v1", "kind": "PodList", "items": [restarted, looping, fine, bare]})
+    pods = [p for p in parse_k8s_json(text, path="k8s/pods.json") if isinstance(p, K8sPod)]
+    evicted = [(a.type, a.pod) for a in evict_hurt(pods, "g3", "GPU fault")]
+    assert evicted == [("evict_pod", "w-0"), ("evict_pod", "w-1")]  # not the healthy one, not the unowned one
