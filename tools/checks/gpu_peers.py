@@ -24,13 +24,17 @@ TEMP = "DCGM_FI_DEV_GPU_TEMP"
 def node_means(facts: Facts, metric: str) -> dict[str, float]:
     """Mean of ``metric`` over each node's GPUs (and time points), in the metric's unit.
 
-    PROF fields that DCGM reports as ratios are returned in percent.
+    PROF fields that DCGM reports as ratios are returned in percent. Computed once per metric and shared by
+    the checks that read it (read-only).
     """
-    vals: dict[str, list[float]] = defaultdict(list)
-    for s in facts.samples(metric):
-        if s.node:
-            vals[s.node].append(s.value * 100.0 if metric.startswith("DCGM_FI_PROF_") else s.value)
-    return {n: sum(v) / len(v) for n, v in vals.items() if v}  # statistics.mean is ~10x slower on floats
+    def build() -> dict[str, float]:
+        vals: dict[str, list[float]] = defaultdict(list)
+        for s in facts.samples(metric):
+            if s.node:
+                vals[s.node].append(s.value * 100.0 if metric.startswith("DCGM_FI_PROF_") else s.value)
+        return {n: sum(v) / len(v) for n, v in vals.items() if v}  # statistics.mean is ~10x slower on floats
+
+    return facts.cached(f"node_means:{metric}", build)
 
 
 def utilisation(facts: Facts) -> tuple[str | None, dict[str, float]]:
