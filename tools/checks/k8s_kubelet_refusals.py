@@ -21,14 +21,18 @@ from tools.facts import Facts
 from tools.knowledge.precedence import confidence
 from tools.models.findings import Evidence, Finding
 from tools.models.k8s import K8sEvent
-from tools.platform import node_ref, take_out_of_service
+from tools.platform import evict_hurt, node_ref, take_out_of_service
 
 __all__ = ["K8sKubeletRefusalsConfig", "check_k8s_kubelet_refusals"]
 
 ADMISSION = re.compile(r"requested number of devices unavailable for (?P<res>\S+?)\.? Requested: \d+, Available: \d+",
                        re.IGNORECASE)
 CLIENT_MISSING = re.compile(r"No such device|mount failed: exit status 19\b|unknown filesystem type|wrong fs type|modprobe: FATAL|"
-                            r"mount(?:\.\w+)?: .*not found|not supported by the kernel", re.IGNORECASE)
+                            r"mount(?:\.\w+)?: .*not found|not supported by the kernel|"
+                            r"not found in the list of registered CSI drivers", re.IGNORECASE)
+"""The node cannot mount the volume's file system at all: no kernel module or mount helper, or the CSI driver's
+node plugin never registered with this kubelet (``driver name nfs.csi.k8s.io not found in the list of
+registered CSI drivers``)."""
 
 
 class K8sKubeletRefusalsConfig(CheckConfig):
@@ -83,11 +87,13 @@ def check_k8s_kubelet_refusals(facts: Facts, cfg: K8sKubeletRefusalsConfig) -> l
             findings.append(Finding(
                 check="k8s_kubelet_refusals", root_cause="fs_client_fault",
                 message=f"volumes fail to mount on {node} only ({len(pods)} pod(s)): the node lacks the file "
-                        "system's client or kernel module",
+                        "system's client, kernel module or registered CSI node plugin",
                 culprits=[node_culprit(node), *pods[: cfg.max_pod_culprits]],
                 evidence=[event_evidence(e) for e, _ in hits[:3]]
                 + [Evidence(text=f"no other node reports this mount failure ({len(facts.k8s_nodes)} node(s) read)")],
                 strength="state", confidence=confidence("state", corroborated=len(hits) >= 2 or hits[0][0].count > 1),
-                suggested_actions=take_out_of_service(facts, node_ref(facts, node), "file-system client missing"),
+                suggested_actions=take_out_of_service(facts, node_ref(facts, node), "file-system client missing")
+                + evict_hurt([p for p in facts.pods_on(node) if (p.namespace, p.name) in {k for _, k in hits}], node,
+                             "its volume cannot be mounted here; its controller places it elsewhere"),
             ))
     return findings

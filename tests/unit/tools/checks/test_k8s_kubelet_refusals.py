@@ -34,3 +34,15 @@ def test_a_mount_failing_on_one_node_only_is_its_client_and_on_every_node_it_is_
     pods = [pod(f"w-{i}", node_name=f"gpu-1{4 + i}", phase="Pending", containers=[]) for i in range(3)]
     events = [core_event("FailedMount", MOUNT, name=f"w-{i}") for i in range(3)]
     assert check_k8s_kubelet_refusals(_facts(make_facts, events, pods), CFG) == []  # the servers, not a client
+
+
+def test_a_csi_driver_not_registered_on_one_node_is_that_nodes_client_and_its_stuck_pod_is_evicted(make_facts):
+    # kubelet's MountDevice when the CSI node plugin (node-driver-registrar) never registered on this node.
+    csi = ('MountVolume.MountDevice failed for volume "pvc-8962" : kubernetes.io/csi: attacher.MountDevice failed to '
+           'create newCsiDriverClient: driver name nfs.csi.k8s.io not found in the list of registered CSI drivers')
+    pods = [pod("sweep-4-r8t6b", node_name="gpu-15", phase="Pending", gpus=1, owner=("Job", "sweep-4"), containers=[
+        {"name": "main", "ready": False, "restartCount": 0, "state": {"waiting": {"reason": "ContainerCreating"}}}]),
+            pod("sweep-2-p4w1z", node_name="gpu-14", gpus=1, owner=("Job", "sweep-2"))]
+    (f,) = check_k8s_kubelet_refusals(_facts(make_facts, [core_event("FailedMount", csi, name="sweep-4-r8t6b")], pods), CFG)
+    assert f.root_cause == "fs_client_fault" and f.culprits == ["k8snode:gpu-15", "pod:ml/sweep-4-r8t6b"]
+    assert [(a.type, a.node or a.pod) for a in f.suggested_actions] == [("cordon_node", "gpu-15"), ("evict_pod", "sweep-4-r8t6b")]
