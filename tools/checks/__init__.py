@@ -45,6 +45,7 @@ from tools.checks.k8s_kubelet_refusals import K8sKubeletRefusalsConfig, check_k8
 from tools.checks.k8s_image_pull import K8sImagePullConfig, check_k8s_image_pull
 from tools.checks.k8s_node_not_ready import K8sNodeNotReadyConfig, check_k8s_node_not_ready
 from tools.checks.k8s_node_pressure import K8sNodePressureConfig, check_k8s_node_pressure
+from tools.checks.k8s_pod_preempted import K8sPodPreemptedConfig, check_k8s_pod_preempted
 from tools.checks.k8s_pod_sandbox import K8sPodSandboxConfig, check_k8s_pod_sandbox
 from tools.checks.k8s_pod_spec_unschedulable import K8sPodSpecConfig, check_k8s_pod_spec_unschedulable
 from tools.checks.k8s_quota_exceeded import K8sQuotaConfig, check_k8s_quota_exceeded
@@ -121,6 +122,8 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                           needs=("jobs",)),
     "job_preempted": CheckSpec(check_job_preempted, JobPreemptedConfig, "jobs killed or requeued by preemption",
                                needs=("jobs", "acct", "job_log_events")),
+    "k8s_pod_preempted": CheckSpec(check_k8s_pod_preempted, K8sPodPreemptedConfig,
+                                   "pods the kube-scheduler preempted for higher-priority pods", needs=("k8s_events",)),
     "node_not_responding": CheckSpec(check_node_not_responding, UnresponsiveConfig, "slurmd not responding", needs=("nodes",)),
     "checkpoint_load_failure": CheckSpec(check_checkpoint_load_failure, CheckpointConfig, "checkpoint fails to load on resume",
                                          needs=("job_log_events",)),

@@ -83,7 +83,8 @@ SUPERSEDES: dict[str, tuple[str, ...]] = {
                             "device_plugin_failure", "node_unresponsive", "job_held"),
     # (slurmd that cannot start never answers; a prolog failing there requeues and holds the job it launched)  # a broken driver or runtime leaves the plugin nothing to serve
     "device_plugin_failure": ("insufficient_gpu_capacity", "crash_loop"),
-    "job_preempted": ("user_code_error", "scheduler_wait", "timeout_without_checkpoint"),
+    "job_preempted": ("user_code_error", "scheduler_wait", "timeout_without_checkpoint", "insufficient_gpu_capacity",
+                      "interconnect_fault"),  # the recreated pod waits for GPUs; peers' NCCL errors when a rank went
     "job_held": ("scheduler_wait",),
     "checkpoint_corrupt": ("user_code_error",),
     "silent_data_corruption": ("user_code_error", "straggler_node"),
