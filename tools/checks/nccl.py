@@ -97,6 +97,8 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
                 )
             )
             continue
+        if remote and not timeouts and _peer_stopped(facts, job):
+            continue  # "remote process exited": a peer pod was stopped from outside; that stop is the question
         peer_nodes = [p for p in peers if facts.node(p) is not None]
         culprits = [f"node:{p}" for p in peer_nodes] + job_culprits([job])
         findings.append(
@@ -112,3 +114,20 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
             )
         )
     return findings
+
+
+_SIGNALLED = (137, 143)  # 128 + SIGKILL, 128 + SIGTERM
+
+
+def _peer_stopped(facts: Facts, job: str) -> bool:
+    """The log is a pod's (``namespace/pod``) and another pod of its workload last terminated on SIGKILL or
+    SIGTERM: NCCL's ``remote process exited or there was a network error`` is that peer's stop, not the fabric."""
+    ns, _, name = job.rpartition("/")
+    if not ns:
+        return False
+    pod = next((p for p in facts.k8s_pods if p.namespace == ns and p.name == name), None)
+    if pod is None or not pod.owner_name:
+        return False
+    return any(c.last_terminated_exit_code in _SIGNALLED or c.exit_code in _SIGNALLED
+               for p in facts.k8s_pods if p.owner_name == pod.owner_name and p.namespace == ns and p.name != name
+               for c in p.containers)

@@ -9,12 +9,14 @@ from tools.knowledge.xid import xid_class
 from tools.models.logs import CudaErrorEvent, XidEvent
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Finding
+from tools.platform import log_owner
 
 __all__ = ["UserCodeConfig", "check_job_user_code_error", "INFRA_EXCEPTIONS"]
 
 INFRA_EXCEPTIONS = (
     "OutOfMemoryError", "DistBackendError", "NCCL", "ChildFailedError", "MemoryError", "OSError",
     "IOError", "TimeoutError", "ConnectionError", "BrokenPipeError", "CUDA", "SystemExit", "KeyboardInterrupt",
+    "SignalException",  # torchelastic's: the process was sent SIGTERM/SIGINT from outside (a probe, a drain, a kill)
 )
 """Exception names that say the infrastructure (GPU memory, network, storage) failed, not the code.
 A RuntimeError is judged by its message (CUDA/NCCL/checkpoint messages are infra)."""
@@ -65,15 +67,16 @@ def check_job_user_code_error(facts: Facts, cfg: UserCodeConfig) -> list[Finding
             continue  # a bare error line of a live job is not yet its end
         seen.add(e.job)
         strength = "heuristic" if running else "symptom"
+        owner, notify = log_owner(facts, e.job, f"job failed: {etype or e.message[:80]}")  # a Slurm job or a pod
         findings.append(Finding(
             check="job_user_code_error", root_cause="user_code_error",
             message=(f"job {e.job} raised {etype or 'an exception'} in its own code" if etype else
                      f"job {e.job} failed in its own set-up: {e.message[:120]}")
             + (" (the job is still running)" if running else ""),
-            culprits=[f"job:{e.job}"],
+            culprits=[owner],
             evidence=[log_evidence(e)],
             strength=strength, confidence=confidence(strength),
-            suggested_actions=[ActionSpec(type="notify_owner", job=e.job, reason=f"job failed: {etype or e.message[:80]}")],
+            suggested_actions=[notify],
         ))
     findings += _gpu_program_faults(facts, seen)
     return findings

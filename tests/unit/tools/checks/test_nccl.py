@@ -124,3 +124,19 @@ def test_one_host_alone_missing_its_interface_is_not_called_configuration(make_f
     facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO), ("slurm/squeue.txt", "squeue-text", squeue),
                        (LOG, "job-log", one), **{LOG: {"job": "74120"}})
     assert all(f.root_cause != "user_code_error" for f in check_nccl_collective_failure(facts, NcclConfig()))
+
+
+def test_a_remote_exit_when_a_peer_pod_was_signalled_is_not_the_fabric(make_facts):
+    from tests.unit.tools.checks._k8s_api import api_list, pod
+    line = ("[rank0]:[E1201 04:47:31.402217 3390 ProcessGroupNCCL.cpp:1871] [PG ID 0 PG GUID 0(default_pg) Rank 0] Process "
+            "group watchdog thread terminated with exception: NCCL error: remote process exited or there was a network "
+            "error, NCCL version 2.21.5\n")
+    stopped = {"name": "pytorch", "ready": True, "restartCount": 1, "state": {"running": {}},
+               "lastState": {"terminated": {"exitCode": 143, "reason": "Error"}}}
+    key = "logs/ml/asr-master-0.log"
+    for exit_code, fires in ((143, False), (1, True)):
+        worker = pod("asr-worker-1", node_name="g3", owner=("PyTorchJob", "asr"),
+                     containers=[{**stopped, "lastState": {"terminated": {"exitCode": exit_code, "reason": "Error"}}}])
+        pods = api_list("PodList", [pod("asr-master-0", node_name="g1", owner=("PyTorchJob", "asr")), worker])
+        facts = make_facts(("k8s/pods.json", "k8s-json", pods), (key, "job-log", line), **{key: {"job": "ml/asr-master-0"}})
+        assert bool(check_nccl_collective_failure(facts, NcclConfig())) is fires, exit_code

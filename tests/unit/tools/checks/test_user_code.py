@@ -169,3 +169,20 @@ def test_a_build_without_kernels_for_this_gpu_is_the_programs(make_facts):
                        **{"logs/905266/out": {"job": "905266"}})
     (f,) = [f for f in check_job_user_code_error(facts, UserCodeConfig()) if f.culprits == ["job:905266"]]
     assert "no kernel image" in f.message and f.suggested_actions[0].type == "notify_owner"
+
+
+def test_a_signal_from_outside_is_not_the_codes_error_and_a_pods_log_is_told_as_a_pod(make_facts):
+    from tests.unit.tools.checks._k8s_api import api_list, pod
+    sig = ("[rank0]: Traceback (most recent call last):\n[rank0]:   File \"/opt/conda/lib/python3.10/site-packages/torch/"
+           "distributed/elastic/multiprocessing/api.py\", line 76, in _terminate_process_handler\n"
+           "[rank0]: torch.distributed.elastic.multiprocessing.api.SignalException: Process 41 got signal: 15\n")
+    key = "logs/ml/w-1.log"
+    pods = api_list("PodList", [pod("w-1", node_name="g3", owner=("PyTorchJob", "asr"))])
+    facts = make_facts(("k8s/pods.json", "k8s-json", pods), (key, "job-log", sig), **{key: {"job": "ml/w-1"}})
+    assert check_job_user_code_error(facts, UserCodeConfig()) == []
+    crash = sig.replace("torch.distributed.elastic.multiprocessing.api.SignalException: Process 41 got signal: 15",
+                        "KeyError: 'labels'")
+    facts = make_facts(("k8s/pods.json", "k8s-json", pods), (key, "job-log", crash), **{key: {"job": "ml/w-1"}})
+    (f,) = check_job_user_code_error(facts, UserCodeConfig())
+    assert f.culprits == ["pod:ml/w-1"] and [(a.type, a.pod, a.namespace) for a in f.suggested_actions] == [
+        ("notify_owner", "w-1", "ml")]
