@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tools.checks.base import CheckConfig, job_culprits, kernel_evidence, log_evidence
 from tools.facts import Facts
 from tools.facts.queries import is_slurm_job_id, job_nodes
@@ -66,7 +68,7 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
     ] + [Evidence(text=f"job_stats on {t}: job_id {w} wrote {share:.0%} of the bytes written there",
                   metric="obdfilter job_stats", value=round(share * 100, 1), unit="%") for w, t, share in writers]
     evidence += [log_evidence(e) for e in enospc[:3]]
-    fss = sorted({r.fs or r.uuid.split("-")[0] for r in full})
+    fss = sorted({r.fs or r.uuid.split("-")[0] for r in full} | _written_fs(enospc))
     culprits = [f"fs:{fs}" for fs in fss] + job_culprits(jobs)
     what = ", ".join(f"{r.uuid} {r.use_pct:.0f}%{' inodes' if r.inodes else ''}" for r in full[:4])
     local = _local_disks(facts, enospc)
@@ -109,6 +111,26 @@ def _local_disks(facts: Facts, enospc: list) -> list[Finding]:
             + [ActionSpec(type="notify_owner", job=j, reason=f"failed on a full local disk of {node}") for j in jobs],
         ))
     return out
+
+
+_PATH = re.compile(r"['\"]?(/[\w.+-]+(?:/[\w.+-]+)+)")
+_SITE_ROOTS = ("lustre", "gpfs", "mnt", "fs", "beegfs", "weka")
+_NOT_SHARED = ("tmp", "dev", "var", "proc", "sys", "run", "local", "usr", "opt", "etc", "root")
+
+
+def _written_fs(enospc: list) -> set[str]:
+    """File systems two or more ENOSPC lines were writing to, by mount convention (``/gpfs1/proj/…`` -> gpfs1,
+    ``/lustre/scratch/…`` -> scratch); node-local paths (``/tmp``, ``/local``, ``/dev/shm``) are not."""
+    seen: dict[str, int] = {}
+    for e in enospc:
+        m = _PATH.search(e.message)
+        if m is None or getattr(e, "device", None):
+            continue
+        parts = m.group(1).strip("/").split("/")
+        name = parts[1] if parts[0] in _SITE_ROOTS and len(parts) > 2 else parts[0]
+        if parts[0] not in _NOT_SHARED:
+            seen[name] = seen.get(name, 0) + 1
+    return {n for n, k in seen.items() if k >= 2}
 
 
 _DISK_FULL = ("no space left on device", "disk is full", "errcode: 28", "disk full")

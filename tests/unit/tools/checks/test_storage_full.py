@@ -148,3 +148,14 @@ def test_a_compute_node_logging_enospc_is_not_a_service_host(make_facts):
     facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO), ("kernel/gpu01.log", "kernel-log", line),
                        **{"kernel/gpu01.log": {"node": "gpu01"}})
     assert check_storage_full(facts, StorageFullConfig()) == []
+
+
+def test_enospc_lines_writing_to_one_file_system_name_it_without_lfs_df(make_facts):
+    # GPFS fileset at its inode limit: no `lfs df`, but three jobs' writes to /gpfs1/… fail with ENOSPC.
+    lines = {"4410233": "samtools sort: failed to create temporary file \"/gpfs1/proj/genomics/tmp/H1.bam\": No space left on device\n",
+             "4410236": "mkdir: cannot create directory '/gpfs1/proj/genomics/qc/run_1201/H2': No space left on device\n",
+             "4410240": "cp: error writing '/tmp/x.bin': No space left on device\n"}
+    files = [(f"logs/{j}/err.log", "job-log", t) for j, t in lines.items()]
+    facts = make_facts(*files, **{f"logs/{j}/err.log": {"job": j} for j in lines})
+    (f,) = check_storage_full(facts, StorageFullConfig())
+    assert f.culprits[0] == "fs:gpfs1" and "fs:tmp" not in f.culprits
