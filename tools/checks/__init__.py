@@ -19,6 +19,7 @@ from tools.checks.checkpoint_stall import CheckpointStallConfig, check_checkpoin
 from tools.checks.checkpoint_corrupt import CheckpointConfig, check_checkpoint_load_failure
 from tools.checks.controller import ControllerConfig, check_controller_unreachable
 from tools.checks.fs_unavailable import FsUnavailableConfig, check_fs_unavailable
+from tools.checks.fabric_drop import FabricDropConfig, check_fabric_drop
 from tools.checks.gpu_oom import GpuOomConfig, check_job_cuda_oom
 from tools.checks.gpu_pcie_link import PcieLinkConfig, check_gpu_pcie_link
 from tools.checks.gpu_straggler import StragglerConfig, check_gpu_straggler
@@ -89,6 +90,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "pause_storm": CheckSpec(check_pause_storm, PauseStormConfig,
                              "a host flooding a RoCE fabric with PFC pause frames (NIC pause-storm prevention)",
                              needs=("gpu_samples",)),
+    "fabric_drop": CheckSpec(check_fabric_drop, FabricDropConfig,
+                             "many nodes' fabric ports down in the same moment: a switch, not the nodes",
+                             needs=("kernel_events",)),
     "nccl_collective_failure": CheckSpec(check_nccl_collective_failure, NcclConfig,
                                          "NCCL timeouts and remote errors in job logs", needs=("job_log_events",)),
     "gpu_straggler": CheckSpec(check_gpu_straggler, StragglerConfig, "one node's GPUs far below its job peers",

@@ -152,7 +152,7 @@ def _dbd_findings(facts: Facts, cfg: ControllerConfig) -> list[Finding]:
     slurmdbd log lines saying so, and sdiag's DBD agent queue growing (records slurmctld holds until slurmdbd
     is back; past MaxDBDMsgs they are dropped)."""
     sacct = [e for e in facts.slurm_errors if e.format.startswith("sacct") and any(w in e.message.lower() for w in _DBD_WORDS)]
-    logs = [e for e in facts.kernel_events if (e.source or "").startswith(("slurmctld", "slurmdbd"))
+    logs = [e for e in facts.kernel_events_of("slurm_node", "generic") if (e.source or "").startswith(("slurmctld", "slurmdbd"))
             and any(w in e.message.lower() for w in _DBD_WORDS)]
     samples = sorted((r for r in facts.other if getattr(r, "dbd_agent_queue_size", None) is not None),
                      key=lambda r: (r.captured_at is not None, r.captured_at or 0))

@@ -39,7 +39,7 @@ def check_node_clock(facts: Facts, cfg: NodeClockConfig) -> list[Finding]:
     Sources: kernel-log/syslog (slurmd, munged, chronyd/ntpd/systemd-timesyncd); job-log srun lines.
     """
     refusals: dict[str, list] = {}
-    for e in facts.kernel_events:
+    for e in facts.kernel_events_of("slurm_node", "generic"):  # slurmd's and munged's lines; the rest never say it
         if e.node and any(w in e.message.lower() for w in _CREDENTIAL):
             refusals.setdefault(e.node, []).append(e)
     launches: dict[str, list] = {}

@@ -145,9 +145,8 @@ def _service_hosts(facts: Facts) -> list[Finding]:
     Sources: kernel-log/syslog lines per host (daemon tag kept as the source)."""
     compute = set(facts.node_names()) | {n.name for n in facts.k8s_nodes}
     by_host: dict[str, list] = {}
-    for e in facts.kernel_events:
-        if e.node and e.node not in compute and e.kind in ("generic", "slurm_node") \
-                and any(w in e.message.lower() for w in _DISK_FULL):
+    for e in facts.kernel_events_of("generic", "slurm_node"):
+        if e.node and e.node not in compute and any(w in e.message.lower() for w in _DISK_FULL):
             by_host.setdefault(e.node, []).append(e)
     out: list[Finding] = []
     for host, events in sorted(by_host.items()):

@@ -291,7 +291,7 @@ def control_plane_hosts(facts: Facts) -> dict[str, list[KernelEventBase]]:
     for ev in facts.kernel_events_of("hung_task", "oom_kill"):
         if ev.node and (getattr(ev, "process", None) or "") in CONTROL_DAEMONS:
             hosts.setdefault(ev.node, []).append(ev)
-    for ev in facts.kernel_events:
+    for ev in facts.kernel_events_of("slurm_node", "generic"):
         if ev.node and (ev.source or "").startswith(CONTROL_DAEMONS + _ACCOUNTING_DB):
             hosts.setdefault(ev.node, [])
     return hosts
