@@ -68,7 +68,7 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
     ] + [Evidence(text=f"job_stats on {t}: job_id {w} wrote {share:.0%} of the bytes written there",
                   metric="obdfilter job_stats", value=round(share * 100, 1), unit="%") for w, t, share in writers]
     evidence += [log_evidence(e) for e in enospc[:3]]
-    fss = sorted({r.fs or r.uuid.split("-")[0] for r in full} | _written_fs(enospc))
+    fss = sorted({r.fs or r.uuid.split("-")[0] for r in full} or _written_fs(enospc))  # lfs df names it when read
     culprits = [f"fs:{fs}" for fs in fss] + job_culprits(jobs)
     what = ", ".join(f"{r.uuid} {r.use_pct:.0f}%{' inodes' if r.inodes else ''}" for r in full[:4])
     local = _local_disks(facts, enospc)
