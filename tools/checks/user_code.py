@@ -101,7 +101,7 @@ def _gpu_program_faults(facts: Facts, seen: set[str]) -> list[Finding]:
     jobs = {e.job for e in facts.job_events_of("cuda_error") if e.job and isinstance(e, CudaErrorEvent)
             and e.category == "application"}
     app_only: dict[str, list[XidEvent]] = {}  # nodes whose every Xid is the application's
-    for node in {e.node for e in facts.kernel_events_of("xid") if e.node}:
+    for node in dict.fromkeys(e.node for e in facts.kernel_events_of("xid") if e.node):  # file order, not hash order
         xids = [e for e in facts.kernel_events_on(node) if isinstance(e, XidEvent)]
         if xids and all(xid_class(e.xid) == "application" for e in xids):
             app_only[node] = xids
