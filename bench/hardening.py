@@ -9,7 +9,8 @@ Run: python bench/hardening.py [--code DIR] [--only budget,cost,concurrency,malf
 are measured the same way; an attack the old code cannot even express prints its error.
 
 Everything runs on loopback in this process: an OpenAI-compatible upstream (gateway.testing's
-StubUpstream, or a raw ASGI app answering garbage) served by uvicorn in a thread, and Warden's
+StubUpstream, or tests/emulators/openai_upstream.py's Raw and Flood answering garbage, loaded from this
+file's checkout) served by uvicorn in a thread, and Warden's
 gateway (gateway.serve.uvicorn_config, the app `warden gateway serve` runs) served the same way; the
 load is httpx, all requests of a burst in flight at once. The hostile-model runs are the real agent
 (agent.diagnose.diagnose over a bundled incident) with the gateway routing to the hostile upstream.
@@ -84,24 +85,24 @@ def _gateway(config: dict[str, Any], store: Path) -> Iterator[str]:
         thread.join(timeout=10)
 
 
-class Raw:
-    """An upstream answering every request with one raw body and status (garbage on purpose)."""
+def _upstreams() -> Any:
+    """tests/emulators/openai_upstream.py of this file's checkout, loaded by path: the attacking upstreams
+    stay the same whichever checkout ``--code`` measures (as the redaction corpus below does)."""
+    import importlib.util
 
-    def __init__(self, body: bytes, status: int = 200) -> None:
-        self.body, self.status = body, status
+    path = ROOT / "tests" / "emulators" / "openai_upstream.py"
+    spec = importlib.util.spec_from_file_location("warden_bench_openai_upstream", path)
+    assert spec is not None and spec.loader is not None, path
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                await send({"type": message["type"] + ".complete"})
-                if message["type"] == "lifespan.shutdown":
-                    return
-        while (await receive()).get("more_body"):
-            pass
-        await send({"type": "http.response.start", "status": self.status,
-                    "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body", "body": self.body})
+
+UPSTREAMS = _upstreams()
+Raw = UPSTREAMS.Raw
+"""An upstream answering every request with one raw body and status (garbage on purpose)."""
+Flood = UPSTREAMS.Flood
+"""An upstream answering 200 and then MiB after MiB of ``x`` (a garbage body without end)."""
 
 
 def _burst(url: str, bodies: list[dict[str, Any]], headers: dict[str, str] | None = None) -> list[Any]:
@@ -315,31 +316,6 @@ def attack_time(tmp: Path) -> list[tuple[str, str, str]]:
     return [("6", f"{N_FILES:,}-file snapshot, wall_time_s = 3",
              f"{took:.1f} s (manifest {opened:.1f} s), stopped_by {stop}, {N_FILES - unread:,} files read, "
              f"{unread:,} listed not read")]
-
-
-class Flood:
-    """Answers 200 and then ``mib`` MiB of ``x`` in 1 MiB chunks (a garbage body without end)."""
-
-    def __init__(self, mib: int) -> None:
-        self.mib = mib
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                await send({"type": message["type"] + ".complete"})
-                if message["type"] == "lifespan.shutdown":
-                    return
-        while (await receive()).get("more_body"):
-            pass
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
-        chunk = b"x" * (1 << 20)
-        try:
-            for _ in range(self.mib):
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await send({"type": "http.response.body", "body": b""})
-        except OSError:
-            return
 
 
 def attack_flood(tmp: Path) -> list[tuple[str, str, str]]:

@@ -18,34 +18,7 @@ from gateway.app import create_app
 from gateway.config import GatewayConfig
 from gateway.providers.openai_compat import MAX_RESPONSE_BYTES
 from gateway.testing import asgi_post, chat, provider_entry, serve_in_thread
-
-
-class Flood:
-    """Answers 200 with ``prefix`` and then ``mib`` MiB of ``x``, sent in 1 MiB chunks."""
-
-    def __init__(self, mib: int, content_type: bytes = b"application/json", prefix: bytes = b"") -> None:
-        self.mib, self.content_type, self.prefix = mib, content_type, prefix
-        self.sent = 0
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                await send({"type": message["type"] + ".complete"})
-                if message["type"] == "lifespan.shutdown":
-                    return
-        while (await receive()).get("more_body"):
-            pass
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", self.content_type)]})
-        await send({"type": "http.response.body", "body": self.prefix, "more_body": True})
-        chunk = b"x" * (1 << 20)
-        try:
-            for _ in range(self.mib):
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                self.sent += 1
-            await send({"type": "http.response.body", "body": b""})
-        except OSError:  # the gateway hung up: what we measure
-            return
+from tests.emulators.openai_upstream import Flood
 
 
 def _post(url: str, tmp_path: Path, **fields: Any):

@@ -17,6 +17,7 @@ from agent.diagnose import diagnose
 from agent.limits import LoopLimits
 from gateway.config import GatewayConfig
 from gateway.testing import StubReply, StubUpstream, provider_entry, serve_in_thread
+from tests.emulators.openai_upstream import Raw
 from tools.read.context import ReadContext
 
 REPO = Path(__file__).resolve().parents[3]
@@ -75,26 +76,6 @@ def test_endless_no_op_tool_calls_stop_on_a_loop_limit(tmp_path):
 def test_unusable_output_ends_as_invalid_output(tmp_path, reply):
     d = run(tmp_path, StubUpstream(default=reply), limits=LoopLimits(max_similar_calls=10))
     assert_partial(d, "invalid_output")
-
-
-class Raw:
-    """An upstream answering every request with one raw body and status."""
-
-    def __init__(self, body: bytes, status: int = 200):
-        self.body, self.status = body, status
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                await send({"type": message["type"] + ".complete"})
-                if message["type"] == "lifespan.shutdown":
-                    return
-        while (await receive()).get("more_body"):
-            pass
-        await send({"type": "http.response.start", "status": self.status,
-                    "headers": [(b"content-type", b"application/json")]})
-        await send({"type": "http.response.body", "body": self.body})
 
 
 @pytest.mark.parametrize("upstream", [

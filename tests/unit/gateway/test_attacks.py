@@ -19,6 +19,7 @@ import pytest
 
 from gateway.budgets import generate_key
 from gateway.testing import StubReply, StubUpstream, asgi_get, asgi_post, chat, provider_entry, serve_in_thread
+from tests.emulators.openai_upstream import Raw
 
 pytestmark = pytest.mark.anyio
 
@@ -116,31 +117,9 @@ GARBAGE = {
 }
 
 
-class RawUpstream:
-    """An upstream that answers every request with a fixed status and raw body."""
-
-    def __init__(self, body: bytes, status: int = 200, content_type: bytes = b"application/json") -> None:
-        self.body, self.status, self.content_type = body, status, content_type
-        self.received = 0
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                await send({"type": message["type"] + ".complete"})
-                if message["type"] == "lifespan.shutdown":
-                    return
-        while (await receive()).get("more_body"):
-            pass
-        self.received += 1
-        await send({"type": "http.response.start", "status": self.status,
-                    "headers": [(b"content-type", self.content_type)]})
-        await send({"type": "http.response.body", "body": self.body})
-
-
 @pytest.mark.parametrize("case", sorted(GARBAGE))
 async def test_malformed_upstream_reply_is_a_typed_502(case, upstreams, make_gateway):
-    app = make_gateway({"providers": [provider_entry("p", upstreams(RawUpstream(GARBAGE[case])))],
+    app = make_gateway({"providers": [provider_entry("p", upstreams(Raw(GARBAGE[case])))],
                         "routes": {"m": ["p"]}})
     r = await asgi_post(app, chat())
     assert r.status_code == 502, r.text
@@ -151,7 +130,7 @@ async def test_malformed_upstream_reply_is_a_typed_502(case, upstreams, make_gat
 
 @pytest.mark.parametrize("body", [b"data: {not json}\n\n", b"data: [1]\n\n", b'data: {"choices": [7]}\n\n'])
 async def test_malformed_stream_chunks_end_the_stream_with_a_typed_error(body, upstreams, make_gateway):
-    up = RawUpstream(body, content_type=b"text/event-stream")
+    up = Raw(body, content_type=b"text/event-stream")
     app = make_gateway({"providers": [provider_entry("p", upstreams(up))], "routes": {"m": ["p"]}})
     r = await asgi_post(app, chat(stream=True))
     assert r.status_code == 502 or ('"provider_bad_response"' in r.text and r.text.endswith("data: [DONE]\n\n")), r.text
