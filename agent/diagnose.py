@@ -16,7 +16,8 @@ from typing import Any, Literal
 
 import pydantic_ai
 from pydantic import BaseModel, ConfigDict
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, UsageLimitExceeded, UsageLimits
+from pydantic_ai import (Agent, DeferredToolRequests, DeferredToolResults, UsageLimitExceeded, UsageLimits,
+                         capture_run_messages)
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model
 from pydantic_core import to_jsonable_python
@@ -29,7 +30,7 @@ from agent.execute import ExecutionSetup, sanitize_spec
 from agent.fleet import MAX_PLANS_PER_DIAGNOSIS
 from agent.gateway_setup import check_alias, load_gateway_config, model_limits, wants_compact_tools
 from agent.limits import GuardedToolset, LimitExceeded, LimitKind, LoopGuard, LoopGuardCapability, LoopLimits
-from agent.model_failures import model_stop, partial_diagnosis
+from agent.model_failures import last_rejection, model_stop, partial_diagnosis
 from agent.output_check import check_grounded
 from agent.settings import WardenSettings
 from agent.store import RunStore, warden_home
@@ -246,6 +247,8 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
     offer = execution is not None and execution.autonomy.can_execute()
     agent = build_agent(execution=offer)
 
+    exchanged: list[list[ModelMessage]] = []
+
     async def run() -> Any:
         app = None
         if model_override is not None:
@@ -253,8 +256,10 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
         else:
             llm, app = _gateway_model(model, cfg, run_id, lambda name, kind: providers.append((name, kind)))
         try:
-            return await agent.run(question, deps=deps, model=llm, usage_limits=backstop,
-                                   message_history=message_history, deferred_tool_results=deferred_tool_results)
+            with capture_run_messages() as seen:  # kept on failure: why the last answer was rejected
+                exchanged.append(seen)
+                return await agent.run(question, deps=deps, model=llm, usage_limits=backstop,
+                                       message_history=message_history, deferred_tool_results=deferred_tool_results)
         finally:  # close in the loop that opened them: no aiohttp session outlives the run
             if app is not None:
                 await app.aclose()
@@ -288,6 +293,9 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
                 log.append("run_end", {"status": "error", "error": f"{type(fatal).__name__}: {fatal}"[:1000]},
                            run_id=run_id)
             raise
+        why = last_rejection(exchanged[0]) if exchanged and stop.limit == "invalid_output" else None
+        if why:
+            stop = LimitExceeded(stop.limit, f"{stop.detail}; the last answer was sent back because: {why}")
         if not isinstance(e, LimitExceeded):
             on_stop(stop)
         diagnosis = partial_diagnosis(ctx, question or "", model, stop)

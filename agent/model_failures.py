@@ -10,6 +10,7 @@ failure                                 stop reason            example
 gateway 429 (budget, rate limit, cap)   ``budget``             key_tokens_per_day for key:alice
 400 ``context_length_exceeded``         ``context``            prompt 9,100 tokens > context 8,192
 504 ``deadline_exceeded``, time-outs    ``timeout``            no answer within the run's wall time
+504 ``upstream_timeout``                ``timeout``            no answer within openai_timeout_s = 120 s
 5xx, 502, connection errors             ``upstream_error``     every provider failed
 the model's output was unusable         ``invalid_output``     invalid tool arguments after retries
 404 unknown alias, 401 bad key,         (re-raised: one line,  unknown model alias 'smolm2'
@@ -27,6 +28,7 @@ from typing import Any
 
 from pydantic_ai.exceptions import (ModelAPIError, ModelConnectionError, ModelContextWindowExceededError,
                                     ModelHTTPError, ModelRequestTimeout, ModelTimeoutError, UnexpectedModelBehavior)
+from pydantic_ai.messages import ModelMessage, ModelRequest
 
 from agent.evidence_time import stamp_evidence, stamp_findings
 from agent.limits import LimitExceeded
@@ -34,7 +36,7 @@ from gateway.client import GATEWAY_URL_ENV
 from tools.models.findings import Diagnosis
 from tools.read.context import ReadContext
 
-__all__ = ["model_stop", "partial_diagnosis"]
+__all__ = ["last_rejection", "model_stop", "partial_diagnosis"]
 
 _CONFIG_CODES = {"model_not_found", "invalid_api_key"}
 
@@ -70,7 +72,10 @@ def model_stop(exc: BaseException) -> LimitExceeded:
             return LimitExceeded("budget", _one_line(message))
         if code == "context_length_exceeded" or isinstance(exc, ModelContextWindowExceededError):
             return LimitExceeded("context", _one_line(message))
-        if status in (408, 504) or code == "deadline_exceeded":
+        if code == "deadline_exceeded":  # the gateway's deadline is what the run had left
+            return LimitExceeded("timeout", f"{_one_line(message)} (what was left of the run's wall time, "
+                                            "limits.wall_time_s)")
+        if status in (408, 504) or code == "upstream_timeout":
             return LimitExceeded("timeout", _one_line(message))
         return LimitExceeded("upstream_error", f"HTTP {status}: {_one_line(message)}")
     if isinstance(exc, ModelContextWindowExceededError):
@@ -78,13 +83,39 @@ def model_stop(exc: BaseException) -> LimitExceeded:
     if isinstance(exc, ModelConnectionError) and not isinstance(exc, ModelTimeoutError) \
             and os.environ.get(GATEWAY_URL_ENV):
         raise exc  # WARDEN_GATEWAY_URL names no running gateway: a configuration mistake, exit 2
-    if isinstance(exc, (ModelTimeoutError, ModelRequestTimeout)):
-        return LimitExceeded("timeout", _one_line(str(exc)))
+    if isinstance(exc, (ModelTimeoutError, ModelRequestTimeout)):  # the client's timeout: the run's time left
+        return LimitExceeded("timeout", f"{_one_line(str(exc))} (within what was left of the run's wall time, "
+                                        "limits.wall_time_s)")
     if isinstance(exc, ModelAPIError):
         return LimitExceeded("upstream_error", _one_line(str(exc)))
     if isinstance(exc, UnexpectedModelBehavior):
         return LimitExceeded("invalid_output", _one_line(str(exc)))
     raise exc
+
+
+def _feedback_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # pydantic ErrorDetails of arguments that did not validate
+        return "; ".join(": ".join(x for x in (".".join(map(str, e.get("loc") or ())), str(e.get("msg", ""))) if x)
+                         if isinstance(e, dict) else str(e) for e in content[:3])
+    return str(content)
+
+
+def last_rejection(messages: list[ModelMessage]) -> str | None:
+    """Why the model's last unusable answer was sent back to it (the retry text of its last rejected
+    answer or tool call: the output validator's reason, the arguments that did not validate), one line;
+    None when nothing was sent back. Gives ``invalid_output`` its cause, not only pydantic-ai's
+    "Exceeded maximum output retries"."""
+    for message in reversed(messages):
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in reversed(message.parts):
+            kind = getattr(part, "part_kind", "")
+            if kind in ("retry-feedback", "retry-prompt") or (kind == "tool-return"
+                                                               and getattr(part, "outcome", "") == "retried"):
+                return _one_line(_feedback_text(part.content), 240)
+    return None
 
 
 def partial_diagnosis(ctx: ReadContext, question: str, model: str, stop: LimitExceeded) -> Diagnosis:

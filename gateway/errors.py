@@ -17,7 +17,8 @@ Exception tree::
     │   │   └── ProviderContextExceeded  the prompt does not fit the provider's context_tokens (not sent)
     │   └── ProviderBadResponse       upstream 2xx that is not a chat.completion (retryable)
     ├── AllProvidersFailed            502: every provider in the chain failed; .attempts
-    │                                 (400 context_length_exceeded when the last one did not fit)
+    │                                 (400 context_length_exceeded when the last one did not fit,
+    │                                 504 upstream_timeout when every attempt timed out)
     └── DeadlineExceeded              504: no answer within the caller's X-Warden-Deadline-S
 
 Every error renders as ``{"error": {"message", "type", "param", "code"}}``, the shape the
@@ -217,7 +218,8 @@ class ProviderBadResponse(ProviderError):
 
 
 class AllProvidersFailed(GatewayError):
-    """Every provider in the alias's chain failed (HTTP 502, or the upstream 4xx when rejected).
+    """Every provider in the alias's chain failed (HTTP 502, or the upstream 4xx when rejected, or
+    504 ``upstream_timeout`` when every attempt timed out: a slow model, not a broken one).
 
     Args:
         model: The requested alias.
@@ -242,6 +244,9 @@ class AllProvidersFailed(GatewayError):
             self.status = last.upstream_status
             self.type = "invalid_request_error"
             self.code = "provider_rejected"
+        elif attempts and all(isinstance(a, ProviderTimeout) for a in attempts):
+            self.status = 504
+            self.code = "upstream_timeout"
 
 
 class DeadlineExceeded(GatewayError):

@@ -140,8 +140,13 @@ class OpenAICompatProvider(Provider):
         return ProviderRejected(self.name, msg, upstream_status=status)
 
     def _transport_error(self, exc: BaseException) -> ProviderError:
+        cfg = self.config
+        if isinstance(exc, aiohttp.ConnectionTimeoutError):
+            return ProviderTimeout(self.name, f"timed out: could not connect within openai_connect_timeout_s = "
+                                              f"{cfg.openai_connect_timeout_s:g} s")
         if isinstance(exc, (asyncio.TimeoutError, aiohttp.ServerTimeoutError)):
-            return ProviderTimeout(self.name, f"timed out: {type(exc).__name__}")
+            # the knob to turn is named: a local server's first request evaluates the whole prompt
+            return ProviderTimeout(self.name, f"timed out: no answer within openai_timeout_s = {cfg.openai_timeout_s:g} s")
         return ProviderConnectionError(self.name, f"{type(exc).__name__}: {exc}")
 
     async def complete(self, request: dict[str, Any]) -> dict[str, Any]:

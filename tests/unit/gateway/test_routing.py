@@ -76,6 +76,26 @@ async def test_all_failing_gives_502_naming_each_attempt(upstreams, make_gateway
     await app.aclose()
 
 
+async def test_a_chain_that_only_timed_out_is_a_504_naming_the_timeout(upstreams, make_gateway):
+    # a slow model is not a broken one: the caller stops with `timeout`, told which setting cut it
+    slow = StubUpstream(default=StubReply(delay_s=1.0))
+    other = StubUpstream(default=StubReply(status=500))
+    app = make_gateway({"providers": [provider("slow", upstreams(slow), openai_timeout_s=0.2)],
+                        "routes": {"m": ["slow"]},
+                        "retry": {"attempts_per_provider": 1}})
+    r = await post(app, chat())
+    assert r.status_code == 504, r.text
+    err = r.json()["error"]
+    assert err["code"] == "upstream_timeout" and "no answer within openai_timeout_s = 0.2 s" in err["message"]
+    await app.aclose()
+    app = make_gateway({"providers": [provider("slow", upstreams(slow), openai_timeout_s=0.2),
+                                      provider("other", upstreams(other))],
+                        "routes": {"m": ["slow", "other"]}, "retry": {"attempts_per_provider": 1}})
+    r = await post(app, chat())
+    assert r.status_code == 502 and r.json()["error"]["code"] == "all_providers_failed", "one broken: 502"
+    await app.aclose()
+
+
 async def test_bad_request_upstream_is_not_retried_elsewhere(upstreams, make_gateway):
     a = StubUpstream(default=StubReply(status=400))
     b = StubUpstream()
