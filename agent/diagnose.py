@@ -314,7 +314,7 @@ def diagnose(ctx: ReadContext, question: str = DEFAULT_QUESTION, *, model: str =
              model_override: Model | None = None, gateway_config: GatewayConfig | None = None,
              store: RunStore | None = None, target: str = "", limits: LoopLimits | None = None,
              on_tool: Callable[[str, dict[str, Any]], None] | None = None,
-             audit: AuditLog | bool = True) -> Diagnosis:
+             audit: AuditLog | bool = True, run_id: str | None = None) -> Diagnosis:
     """Diagnose one question over the evidence in ``ctx``. Nothing is executed.
 
     Args:
@@ -326,12 +326,17 @@ def diagnose(ctx: ReadContext, question: str = DEFAULT_QUESTION, *, model: str =
         limits: loop limits (agent.limits.LoopLimits); hitting one ends the run with a partial
             Diagnosis whose ``stopped_by`` names the limit.
         audit: the audit log (True: the default one under $WARDEN_HOME; False: none).
+        run_id: the id to run under, without a run store (``warden eval`` names each run before it
+            starts, so that the usage of a run that fails is still found in the gateway's ledger).
 
     Raises:
         WardenError: (ParseError, SnapshotError, SourceError ...) when the evidence cannot be read.
+        ValueError: ``run_id`` given together with a run store (the store names its runs).
     """
+    if run_id is not None and store is not None:
+        raise ValueError("diagnose: run_id is for runs without a run store; the store names its runs")
     out = run_agent(ctx, question, model=model, model_override=model_override, gateway_config=gateway_config,
-                    store=store, target=target, limits=limits, on_tool=on_tool, audit=audit)
+                    store=store, target=target, limits=limits, on_tool=on_tool, audit=audit, run_id=run_id)
     assert out.diagnosis is not None  # without execution the run cannot pause
     return out.diagnosis
 

@@ -100,8 +100,10 @@ TOTAL_ROWS: list[tuple[str, Callable[[Totals], str]]] = [  # (label, formatter):
     ("executions attempted", lambda t: str(t.executions_attempted)),
     ("false-positive rate (healthy controls)", lambda t: f"{_pct(t.false_positive_rate)} of {t.healthy_controls}"),
     ("errors", lambda t: str(t.errors)),
-    ("answered by model / checks / builtin-fallback",
-     lambda t: f"{t.answered_by_model} / {t.answered_by_checks} / {t.answered_by_builtin_fallback}"),
+    ("answers from the model", lambda t: f"{t.answered_by_model} of {t.cases} ({_pct(t.model_answer_rate)})"),
+    ("answered by model / checks / builtin-fallback / none (error)",
+     lambda t: f"{t.answered_by_model} / {t.answered_by_checks} / {t.answered_by_builtin_fallback} / "
+               f"{t.answered_by_none}"),
     ("root-cause accuracy of the fallbacks (not the model's)", lambda t: _pct(t.fallback_root_cause_accuracy)),
     ("partial runs by stop reason", lambda t: ", ".join(f"{k} {v}" for k, v in t.stopped_by.items()) or "none"),
     ("model requests / tool calls", lambda t: f"{t.model_requests} / {t.tool_calls}"),

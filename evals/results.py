@@ -11,6 +11,7 @@ Shapes (all JSON-serialisable, written by ``evals.report.write_report``)::
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -99,11 +100,12 @@ class CaseResult(BaseModel):
     judge_error: str | None = None
     """Why the judge gave no score (model or output error); never fails the case."""
     stopped_by: str | None = None
-    answered_by: str = "model"
+    answered_by: Literal["model", "checks", "builtin-fallback", "none"] = "model"
     """``model`` | ``checks`` (the run stopped before the model answered) | ``builtin-fallback`` (the gateway
-    fell back to the built-in model). Only ``model`` answers are scored as the model's."""
+    fell back to the built-in model) | ``none`` (the run failed with an error: nothing answered). Only
+    ``model`` answers are scored as the model's."""
     providers: list[str] = Field(default_factory=list)
-    """Gateway providers that answered (from the ledger)."""
+    """Gateway providers that answered (from the ledger), in order; empty when none did."""
     fallback_root_cause: RootCause | None = None
     """What answered instead of the model (the checks' strongest finding, or the built-in model's cause),
     reported beside the model's score, never in it."""
@@ -173,6 +175,10 @@ class Totals(BaseModel):
     answered_by_model: int = 0
     answered_by_checks: int = 0
     answered_by_builtin_fallback: int = 0
+    answered_by_none: int = 0
+    """Cases whose run failed with an error (also counted in ``errors``)."""
+    model_answer_rate: float = 0.0
+    """Share of the cases the model itself answered (``answered_by_model`` / ``cases``)."""
     fallback_root_cause_accuracy: float | None = None
     """Root-cause accuracy of what answered instead of the model, over those cases; None when none."""
     stopped_by: dict[str, int] = Field(default_factory=dict)

@@ -13,6 +13,10 @@ The runner never imports the agent: the caller (the CLI, the composition root) p
   ``diagnosis.run_id`` in the audit log (tool calls, execution records) and the gateway's usage
   ledger (model requests, tokens, cost). Without it those metrics are 0.
 
+A diagnose call that fails after its run started raises :class:`CaseFailed` naming the run and what
+it used (the ledger's requests, tokens and providers tried): the case fails with ``answered_by="none"``
+and its tokens still count. Any other exception fails the case with nothing known of its usage.
+
 Concurrency: the built-in model is CPU-light but replay, parsing and checks are Python, so threads
 contend for the GIL. Measured on 2 cores (shared with other work, load ~4) over 27-29 bundled incidents,
 three rounds, suite wall time: 1 thread 8.0-10.9 s, 2 threads 6.0-7.7 s, 3 threads 6.3-7.6 s, 4 threads
@@ -43,7 +47,7 @@ from evals.totals import finalize
 from tools.errors import SnapshotError
 from tools.models.findings import Diagnosis
 
-__all__ = ["DiagnoseFn", "InspectFn", "DEFAULT_CONCURRENCY", "bundled_incidents_dir", "load_incidents", "run_eval"]
+__all__ = ["CaseFailed", "DiagnoseFn", "InspectFn", "DEFAULT_CONCURRENCY", "bundled_incidents_dir", "load_incidents", "run_eval"]
 
 DiagnoseFn = Callable[[Incident], Diagnosis]
 InspectFn = Callable[[Diagnosis], RunRecord]
@@ -52,6 +56,23 @@ DEFAULT_CONCURRENCY = 2
 """Worker threads for the built-in model on a 2-core machine (see the module docstring)."""
 
 _RUN_INDEX = re.compile(r" \[(\d+)/\d+\]$")
+_FAILED_RUN = re.compile(r" \[run ([0-9A-Za-z_-]+)\]$")
+
+
+class CaseFailed(Exception):
+    """Raised by a diagnose function whose run failed: the error, the run's id and what it used.
+
+    Args:
+        error: what the run raised (its type and message become the case's ``error``).
+        run_id: the run's id (the gateway ledger's and the audit log's ``run_id``).
+        run: what the run used before it failed (requests, tokens, providers tried), from the ledger.
+    """
+
+    def __init__(self, error: BaseException, run_id: str, run: RunRecord | None = None) -> None:
+        self.error = error
+        self.run_id = run_id
+        self.run = run or RunRecord()
+        super().__init__(f"{type(error).__name__}: {error} [run {run_id}]")
 
 
 def bundled_incidents_dir() -> Path:
@@ -97,13 +118,32 @@ def _f1(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
-def _case_result(rc: ReportCase[Incident, EvalOutput, Any] | ReportCaseFailure[Incident, EvalOutput, Any]) -> CaseResult:
+def _failed_case(rc: ReportCaseFailure[Incident, EvalOutput, Any], base: dict[str, Any],
+                 failed_runs: dict[str, RunRecord]) -> CaseResult:
+    """A case whose diagnose call raised: nothing answered (``answered_by="none"``), and what its run
+    used before failing is counted when the diagnose function said which run it was (CaseFailed)."""
+    message = " ".join(rc.error_message.split())
+    if message.startswith(f"{CaseFailed.__name__}: "):
+        message = message[len(CaseFailed.__name__) + 2:]
+    m = _FAILED_RUN.search(message)
+    run_id = m.group(1) if m else None
+    rec = failed_runs.get(run_id, RunRecord()) if run_id else RunRecord()
+    if m:
+        message = message[:m.start()]
+    return CaseResult(**base, error=message[:500], answered_by="none", run_id=run_id,
+                      model_requests=rec.model_requests, tool_calls=rec.tool_calls, input_tokens=rec.input_tokens,
+                      output_tokens=rec.output_tokens, cost_usd=rec.cost_usd, providers=rec.providers,
+                      executions=rec.executions)
+
+
+def _case_result(rc: ReportCase[Incident, EvalOutput, Any] | ReportCaseFailure[Incident, EvalOutput, Any],
+                 failed_runs: dict[str, RunRecord] | None = None) -> CaseResult:
     inc = rc.inputs
     m = _RUN_INDEX.search(rc.name)
     base = {"incident_id": inc.id, "title": inc.title, "kind": inc.kind, "tags": inc.tags,
             "run_index": int(m.group(1)) if m else 1, "expected_root_cause": inc.expected.root_cause}
     if isinstance(rc, ReportCaseFailure):
-        return CaseResult(**base, error=" ".join(rc.error_message.split())[:500])
+        return _failed_case(rc, base, failed_runs or {})
     out, d = rc.output, rc.output.diagnosis
     asserted = {k: v.value for k, v in rc.assertions.items()}
     scores = {k: v for k, v in rc.scores.items()}
@@ -142,15 +182,25 @@ def _case_result(rc: ReportCase[Incident, EvalOutput, Any] | ReportCaseFailure[I
     )
 
 
-def _task(diagnose: DiagnoseFn, inspect_run: InspectFn | None, attempts: ExecutionAttempts) -> Callable[[Incident], EvalOutput]:
+_USAGE = ("model_requests", "tool_calls", "input_tokens", "output_tokens", "cost_usd")
+
+
+def _task(diagnose: DiagnoseFn, inspect_run: InspectFn | None, attempts: ExecutionAttempts,
+          failed_runs: dict[str, RunRecord]) -> Callable[[Incident], EvalOutput]:
     def diagnose_incident(inc: Incident) -> EvalOutput:
         token = current_case.set(inc.id)
         try:
             d = diagnose(inc)
+        except CaseFailed as e:  # the case fails; what its run used still counts
+            failed_runs[e.run_id] = e.run.model_copy(update={"executions": [*e.run.executions,
+                                                                            *attempts.for_case(inc.id)]})
+            for name in _USAGE:
+                increment_eval_metric(name, getattr(e.run, name))
+            raise
         finally:
             current_case.reset(token)
         rec = inspect_run(d) if inspect_run is not None else RunRecord()
-        for name in ("model_requests", "tool_calls", "input_tokens", "output_tokens", "cost_usd"):
+        for name in _USAGE:
             increment_eval_metric(name, getattr(rec, name))
         return EvalOutput(diagnosis=d, run=rec, executions=[*rec.executions, *attempts.for_case(inc.id)])
 
@@ -177,7 +227,8 @@ def run_eval(incident_dirs: Sequence[Path], diagnose: DiagnoseFn, *, repeat: int
 
     Returns:
         EvalReport with one CaseResult per incident per run, totals and group tables. A diagnose call
-        that raises becomes a failed case with ``error`` set, never an exception here.
+        that raises becomes a failed case with ``error`` set and ``answered_by="none"``, never an
+        exception here; raised as CaseFailed, the case keeps its run's id and usage.
 
     Raises:
         SnapshotError: the incidents cannot be loaded (see load_incidents).
@@ -195,11 +246,12 @@ def run_eval(incident_dirs: Sequence[Path], diagnose: DiagnoseFn, *, repeat: int
                for i in incidents])
     started = datetime.now(timezone.utc)
     t0 = time.perf_counter()
+    failed_runs: dict[str, RunRecord] = {}
     with execution_tripwire() as attempts:
-        result = dataset.evaluate_sync(_task(diagnose, inspect_run, attempts), task_name=model, name=model,
-                                       max_concurrency=max_concurrency, progress=progress, repeat=repeat)
+        result = dataset.evaluate_sync(_task(diagnose, inspect_run, attempts, failed_runs), task_name=model,
+                                       name=model, max_concurrency=max_concurrency, progress=progress, repeat=repeat)
     wall = time.perf_counter() - t0
-    cases = [_case_result(c) for c in [*result.cases, *result.failures]]
+    cases = [_case_result(c, failed_runs) for c in [*result.cases, *result.failures]]
     cases.sort(key=lambda c: (c.incident_id, c.run_index))
     report = finalize(EvalReport(model=model, repeat=repeat, started_at=started, wall_time_s=wall,
                                  max_concurrency=max_concurrency, incident_dirs=[str(d) for d in incident_dirs],

@@ -58,6 +58,8 @@ def summarize(cases: list[CaseResult]) -> Totals:
         answered_by_model=sum(c.answered_by == "model" and c.error is None for c in cases),
         answered_by_checks=sum(c.answered_by == "checks" for c in cases),
         answered_by_builtin_fallback=sum(c.answered_by == "builtin-fallback" for c in cases),
+        answered_by_none=sum(c.answered_by == "none" for c in cases),
+        model_answer_rate=_mean(float(c.answered_by == "model" and c.error is None) for c in cases),
         fallback_root_cause_accuracy=_mean(float(c.fallback_root_cause_ok) for c in fallback) if fallback else None,
         stopped_by=dict(sorted(Counter(c.stopped_by.split(":", 1)[0] for c in cases if c.stopped_by).items())),
     )

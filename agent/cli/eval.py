@@ -12,6 +12,7 @@ run's usage and execution records:
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,7 +33,7 @@ from evals.compare import Comparison, compare_reports, gate
 from evals.incident import Incident
 from evals.report import TOTAL_ROWS, load_reports, write_report
 from evals.results import EvalReport, RunRecord
-from evals.runner import DEFAULT_CONCURRENCY, bundled_incidents_dir, run_eval
+from evals.runner import DEFAULT_CONCURRENCY, CaseFailed, bundled_incidents_dir, run_eval
 from gateway.app import create_app
 from gateway.client import make_model
 from gateway.config import BUILTIN_MODEL, GatewayConfig
@@ -56,10 +57,12 @@ class RunInspector:
         """Only audit rows written after the eval started are read."""
 
     def __call__(self, d: Diagnosis) -> RunRecord:
-        if not d.run_id:
-            return RunRecord()
+        return self.for_run(d.run_id) if d.run_id else RunRecord()
+
+    def for_run(self, run_id: str) -> RunRecord:
+        """What the run ``run_id`` used and did (also for a run that failed: its tokens count)."""
         tool_calls, executions = 0, []
-        for rec in self.audit.records(run_id=d.run_id, since_seq=self.since_seq):
+        for rec in self.audit.records(run_id=run_id, since_seq=self.since_seq):
             if rec.kind == "tool_call":
                 tool_calls += 1
             elif rec.kind in _EXECUTION_KINDS:
@@ -68,9 +71,9 @@ class RunInspector:
         try:
             n, tin, tout, cost = db.execute(
                 "select count(*), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0), "
-                "coalesce(sum(cost_usd), 0) from ledger where run_id = ?", [d.run_id]).fetchone()
+                "coalesce(sum(cost_usd), 0) from ledger where run_id = ?", [run_id]).fetchone()
             providers = [row[0] for row in db.execute(
-                "select provider from ledger where run_id = ? and provider is not null and status < 400 order by ts", [d.run_id])]
+                "select provider from ledger where run_id = ? and provider is not null and status < 400 order by ts", [run_id])]
         finally:
             db.close()
         return RunRecord(model_requests=n, tool_calls=tool_calls, input_tokens=tin, output_tokens=tout,
@@ -85,10 +88,15 @@ def _split_tags(tags: list[str] | None) -> list[str] | None:
 def _run_one(dirs: list[Path], alias: str, *, repeat: int, tags: list[str] | None, config: GatewayConfig,
              audit: AuditLog, judge: str | None, concurrency: int, progress: bool) -> EvalReport:
     home = warden_home()
+    inspector = RunInspector(audit, home / "gateway.db")
 
     def diagnose(inc: Incident) -> Diagnosis:
         assert inc.path is not None
-        return diagnose_path(inc.path, model=alias, gateway_config=config, audit=audit)
+        run_id = uuid.uuid4().hex  # named before it starts: a run that fails is still found in the ledger
+        try:
+            return diagnose_path(inc.path, model=alias, gateway_config=config, audit=audit, run_id=run_id)
+        except Exception as e:  # the case fails (never the eval); its tokens and providers still count
+            raise CaseFailed(e, run_id, inspector.for_run(run_id)) from e
 
     judge_app: Any = None
     judge_model = None
@@ -97,7 +105,7 @@ def _run_one(dirs: list[Path], alias: str, *, repeat: int, tags: list[str] | Non
         judge_model = make_model(judge, judge_app)
     try:
         return run_eval(dirs, diagnose, repeat=repeat, tags=tags, max_concurrency=concurrency, progress=progress,
-                        model=alias, inspect_run=RunInspector(audit, home / "gateway.db"), judge=judge_model,
+                        model=alias, inspect_run=inspector, judge=judge_model,
                         store=home / "evals.db")
     finally:
         if judge_app is not None:
