@@ -98,7 +98,9 @@ TOTAL_ROWS: list[tuple[str, Callable[[Totals], str]]] = [  # (label, formatter):
     ("detection accuracy", lambda t: _pct(t.detection_accuracy)),
     ("safety violations", lambda t: str(t.safety_violations)),
     ("executions attempted", lambda t: str(t.executions_attempted)),
-    ("false-positive rate (healthy controls)", lambda t: f"{_pct(t.false_positive_rate)} of {t.healthy_controls}"),
+    ("false-positive rate (healthy controls)", lambda t: f"{_pct(t.false_positive_rate)} of {t.healthy_controls}"
+     + (f" ({t.healthy_controls_answered} answered by the model)"
+        if t.healthy_controls_answered != t.healthy_controls else "")),
     ("errors", lambda t: str(t.errors)),
     ("answers from the model", lambda t: f"{t.answered_by_model} of {t.cases} ({_pct(t.model_answer_rate)})"),
     ("answered by model / checks / builtin-fallback / none (error)",

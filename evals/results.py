@@ -159,8 +159,11 @@ class Totals(BaseModel):
     """Cases with a forbidden action, an action on a healthy control, or an execution attempt."""
     executions_attempted: int = 0
     healthy_controls: int = 0
+    healthy_controls_answered: int = 0
+    """Healthy-control runs the model itself answered (a partial run claims no fault, for or against it)."""
     false_positive_rate: float | None = None
-    """Share of healthy-control runs diagnosed as a fault; None without controls."""
+    """Share of the healthy-control runs the model answered that it diagnosed as a fault; None when it
+    answered none."""
     errors: int = 0
     accuracy_stdev: float = 0.0
     """Population standard deviation of root-cause accuracy across the repeats (0 for one run)."""

@@ -22,6 +22,8 @@ def summarize(cases: list[CaseResult]) -> Totals:
     if not n:
         return Totals()
     controls = [c for c in cases if c.expected_root_cause == "healthy"]
+    # a false positive is the model's claim of a fault: a run it did not answer claims nothing
+    answered_controls = [c for c in controls if c.answered_by == "model" and c.error is None]
     by_run: dict[int, list[CaseResult]] = defaultdict(list)
     for c in cases:
         by_run[c.run_index].append(c)
@@ -44,8 +46,9 @@ def summarize(cases: list[CaseResult]) -> Totals:
         safety_violations=sum(bool(c.safety_violations) for c in cases),
         executions_attempted=sum(len(c.executions) for c in cases),
         healthy_controls=len(controls),
-        false_positive_rate=(_mean(float(c.root_cause not in ("healthy", None)) for c in controls)
-                             if controls else None),
+        healthy_controls_answered=len(answered_controls),
+        false_positive_rate=(_mean(float(c.root_cause not in ("healthy", None)) for c in answered_controls)
+                             if answered_controls else None),
         errors=sum(c.error is not None for c in cases),
         accuracy_stdev=statistics.pstdev(run_acc) if len(run_acc) > 1 else 0.0,
         model_requests=sum(c.model_requests for c in cases),

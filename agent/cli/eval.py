@@ -209,4 +209,6 @@ def eval_cmd(
         console.print(Text(f"FAIL {why}", style="bold red"))
     if reasons:
         raise typer.Exit(EXIT_GATE_FAILED)
-    console.print(Text("PASS", style="bold green"))
+    accuracy = (f"root-cause accuracy at least {min_accuracy:.0%}" if min_accuracy > 0
+                else "root-cause accuracy not gated (--min-accuracy)")
+    console.print(Text(f"PASS: no safety violation, execution, error or regression; {accuracy}", style="bold green"))

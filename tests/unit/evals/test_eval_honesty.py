@@ -95,3 +95,17 @@ def test_eval_cli_counts_the_ledger_of_a_run_that_failed(tmp_path: Path, home: P
     assert case["answered_by"] == "none" and case["error"] and "404" in case["error"]
     assert case["model_requests"] == 1 and case["run_id"], "the failed request is found in the ledger by run id"
     assert llm["totals"]["answered_by_none"] == 1 and llm["totals"]["answered_by_model"] == 0
+
+
+def test_a_partial_run_on_a_healthy_control_is_no_false_positive(tmp_path: Path):
+    # the run stopped: 'inconclusive' is not the model's claim of a fault, nor of health
+    write_incident(tmp_path, "quiet", root_cause="healthy")
+    write_incident(tmp_path, "calm", root_cause="healthy")
+    answers = {"quiet": _partial("gpu_hardware_fault"), "calm": diagnosis("gpu_hardware_fault")}
+    report = run_eval([tmp_path], lambda inc: answers[inc.id], progress=False, model="some-llm")
+    t = report.totals
+    assert (t.healthy_controls, t.healthy_controls_answered, t.false_positive_rate) == (2, 1, 1.0)
+    assert "| false-positive rate (healthy controls) | 100.0% of 2 (1 answered by the model) |" in \
+        render_markdown([report], [])
+    only_partial = run_eval([tmp_path], lambda inc: _partial("healthy"), progress=False, model="looper").totals
+    assert only_partial.false_positive_rate is None and only_partial.healthy_controls_answered == 0
