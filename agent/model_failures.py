@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic_ai.exceptions import (ModelAPIError, ModelConnectionError, ModelContextWindowExceededError,
                                     ModelHTTPError, ModelRequestTimeout, ModelTimeoutError, UnexpectedModelBehavior)
-from pydantic_ai.messages import ModelMessage, ModelRequest
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from agent.evidence_time import stamp_evidence, stamp_findings
 from agent.limits import LimitExceeded
@@ -102,19 +102,31 @@ def _feedback_text(content: Any) -> str:
     return str(content)
 
 
+def _retry_text(message: ModelRequest) -> str | None:
+    for part in reversed(message.parts):
+        kind = getattr(part, "part_kind", "")
+        if kind in ("retry-feedback", "retry-prompt") or (kind == "tool-return"
+                                                           and getattr(part, "outcome", "") == "retried"):
+            return _one_line(_feedback_text(part.content), 240)
+    return None
+
+
 def last_rejection(messages: list[ModelMessage]) -> str | None:
     """Why the model's last unusable answer was sent back to it (the retry text of its last rejected
     answer or tool call: the output validator's reason, the arguments that did not validate), one line;
     None when nothing was sent back. Gives ``invalid_output`` its cause, not only pydantic-ai's
-    "Exceeded maximum output retries"."""
-    for message in reversed(messages):
-        if not isinstance(message, ModelRequest):
+    "Exceeded maximum output retries". An answer the server cut at ``max_tokens`` (finish reason
+    ``length``: its JSON then ends mid-string) says so, naming ``max_output_tokens``."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        why = _retry_text(message) if isinstance(message, ModelRequest) else None
+        if why is None:
             continue
-        for part in reversed(message.parts):
-            kind = getattr(part, "part_kind", "")
-            if kind in ("retry-feedback", "retry-prompt") or (kind == "tool-return"
-                                                               and getattr(part, "outcome", "") == "retried"):
-                return _one_line(_feedback_text(part.content), 240)
+        answer = next((m for m in reversed(messages[:i]) if isinstance(m, ModelResponse)), None)
+        if answer is not None and answer.finish_reason == "length":
+            why += (" (the answer was cut at its max_tokens, finish reason 'length': the gateway config's "
+                    "max_output_tokens is too small for it)")
+        return why
     return None
 
 

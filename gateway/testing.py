@@ -42,12 +42,14 @@ class StubReply:
         content: Assistant text (ignored when ``tool_calls`` is set).
         tool_calls: OpenAI ``tool_calls`` list to answer with instead of text.
         delay_s: Seconds to wait before answering (added to the stub's service time).
+        finish_reason: Sent instead of the one the stub works out (``length``: an answer cut at max_tokens).
     """
 
     status: int = 200
     content: str | None = "ok"
     tool_calls: list[dict[str, Any]] | None = None
     delay_s: float = 0.0
+    finish_reason: str | None = None
 
 
 class StubUpstream:
@@ -91,6 +93,7 @@ class StubUpstream:
         finish = "tool_calls" if reply.tool_calls else "stop"
         if isinstance(content, str) and isinstance(limit, int) and estimate_tokens(content) > limit:
             content, finish = content[:4 * limit], "length"  # as a real server stops at max_tokens
+        finish = reply.finish_reason or finish
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if reply.tool_calls:
             message["tool_calls"] = reply.tool_calls

@@ -165,6 +165,17 @@ def test_invented_evidence_is_not_accepted(tmp_path):
     assert "node:gpu999" in d.stopped_by
 
 
+def test_an_answer_cut_at_max_tokens_says_so(tmp_path):
+    # SmolLM2 at max_output_tokens = 256: its final_result JSON ended mid-string ("Invalid JSON: EOF ...")
+    cut = StubReply(tool_calls=[call("final_result", '{"root_cause": "gpu_hardware_fault", "summary": "Xid 79 on', 1)],
+                    finish_reason="length")
+    up = StubUpstream(script=[StubReply(tool_calls=[call("get_findings", {})])], default=cut)
+    d = run(tmp_path, up, max_output_tokens=16)
+    assert_partial(d, "invalid_output")
+    assert "Invalid JSON" in d.stopped_by and "finish reason 'length'" in d.stopped_by, d.stopped_by
+    assert "max_output_tokens" in d.stopped_by
+
+
 def test_fallback_to_the_builtin_model_is_not_credited_to_the_llm(tmp_path):
     d = run(tmp_path, Raw(b"", status=503), alias="llm-or-builtin")
     assert d.answered_by == "builtin-fallback" and d.providers and set(d.providers) == {"builtin"}
