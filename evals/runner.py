@@ -14,8 +14,9 @@ The runner never imports the agent: the caller (the CLI, the composition root) p
   ledger (model requests, tokens, cost). Without it those metrics are 0.
 
 A diagnose call that fails after its run started raises :class:`CaseFailed` naming the run and what
-it used (the ledger's requests, tokens and providers tried): the case fails with ``answered_by="none"``
-and its tokens still count. Any other exception fails the case with nothing known of its usage.
+it used (the ledger's requests, tokens and the providers that answered): the case fails with
+``answered_by="none"`` and its tokens still count. Any other exception fails the case with nothing
+known of its usage.
 
 Concurrency: the built-in model is CPU-light but replay, parsing and checks are Python, so threads
 contend for the GIL. Measured on 2 cores (shared with other work, load ~4) over 27-29 bundled incidents,
@@ -65,7 +66,7 @@ class CaseFailed(Exception):
     Args:
         error: what the run raised (its type and message become the case's ``error``).
         run_id: the run's id (the gateway ledger's and the audit log's ``run_id``).
-        run: what the run used before it failed (requests, tokens, providers tried), from the ledger.
+        run: what the run used before it failed (requests, tokens, providers that answered), from the ledger.
     """
 
     def __init__(self, error: BaseException, run_id: str, run: RunRecord | None = None) -> None:
