@@ -293,7 +293,8 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
                 log.append("run_end", {"status": "error", "error": f"{type(fatal).__name__}: {fatal}"[:1000]},
                            run_id=run_id)
             raise
-        why = last_rejection(exchanged[0]) if exchanged and stop.limit == "invalid_output" else None
+        # why the model's last answer was refused, when that is what the run ended on
+        why = last_rejection(exchanged[0], latest_only=stop.limit != "invalid_output") if exchanged else None
         if why:
             stop = LimitExceeded(stop.limit, f"{stop.detail}; the last answer was sent back because: {why}")
         if not isinstance(e, LimitExceeded):

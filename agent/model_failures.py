@@ -111,16 +111,22 @@ def _retry_text(message: ModelRequest) -> str | None:
     return None
 
 
-def last_rejection(messages: list[ModelMessage]) -> str | None:
+def last_rejection(messages: list[ModelMessage], *, latest_only: bool = False) -> str | None:
     """Why the model's last unusable answer was sent back to it (the retry text of its last rejected
     answer or tool call: the output validator's reason, the arguments that did not validate), one line;
     None when nothing was sent back. Gives ``invalid_output`` its cause, not only pydantic-ai's
     "Exceeded maximum output retries". An answer the server cut at ``max_tokens`` (finish reason
-    ``length``: its JSON then ends mid-string) says so, naming ``max_output_tokens``."""
+    ``length``: its JSON then ends mid-string) says so, naming ``max_output_tokens``.
+
+    ``latest_only``: only when the rejection is the run's last message (the retry a loop limit then
+    kept from being sent: a run stopped on ``model_requests`` right after its answer was refused).
+    """
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
         why = _retry_text(message) if isinstance(message, ModelRequest) else None
         if why is None:
+            if latest_only:
+                return None
             continue
         answer = next((m for m in reversed(messages[:i]) if isinstance(m, ModelResponse)), None)
         if answer is not None and answer.finish_reason == "length":

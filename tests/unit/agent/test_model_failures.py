@@ -165,6 +165,19 @@ def test_invented_evidence_is_not_accepted(tmp_path):
     assert "node:gpu999" in d.stopped_by
 
 
+def test_a_run_stopped_right_after_a_refused_answer_says_why_it_was_refused(tmp_path):
+    # the real-model test's runs: a read, then an answer the validator sends back, and no request left
+    up = StubUpstream(script=[StubReply(tool_calls=[call("get_findings", {})])],
+                      default=StubReply(tool_calls=[final(evidence=[{"text": "Xid 48 on gpu999 at 03:14"}])]))
+    d = run(tmp_path, up, limits=LoopLimits(model_requests=2))
+    assert_partial(d, "model_requests")
+    assert "the last answer was sent back because:" in d.stopped_by and "not in any tool result" in d.stopped_by
+    up = StubUpstream(default=StubReply(tool_calls=[call("get_cluster_overview", {})]))
+    d = run(tmp_path, up)  # a loop stop with no answer refused: nothing added
+    assert_partial(d, "repeated_call")
+    assert "sent back" not in d.stopped_by, d.stopped_by
+
+
 def test_an_answer_cut_at_max_tokens_says_so(tmp_path):
     # SmolLM2 at max_output_tokens = 256: its final_result JSON ended mid-string ("Invalid JSON: EOF ...")
     cut = StubReply(tool_calls=[call("final_result", '{"root_cause": "gpu_hardware_fault", "summary": "Xid 79 on', 1)],
