@@ -256,7 +256,7 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
         else:
             llm, app = _gateway_model(model, cfg, run_id, lambda name, kind: providers.append((name, kind)))
         try:
-            with capture_run_messages() as seen:  # kept on failure: why the last answer was rejected
+            with capture_run_messages() as seen:  # kept on failure: why the last reply was refused
                 exchanged.append(seen)
                 return await agent.run(question, deps=deps, model=llm, usage_limits=backstop,
                                        message_history=message_history, deferred_tool_results=deferred_tool_results)
@@ -293,10 +293,10 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
                 log.append("run_end", {"status": "error", "error": f"{type(fatal).__name__}: {fatal}"[:1000]},
                            run_id=run_id)
             raise
-        # why the model's last answer was refused, when that is what the run ended on
+        # why the model's last reply (an answer or a tool call) was refused, when the run ended on that
         why = last_rejection(exchanged[0], latest_only=stop.limit != "invalid_output") if exchanged else None
         if why:
-            stop = LimitExceeded(stop.limit, f"{stop.detail}; the last answer was sent back because: {why}")
+            stop = LimitExceeded(stop.limit, f"{stop.detail}; the model's last reply was sent back because: {why}")
         if not isinstance(e, LimitExceeded):
             on_stop(stop)
         diagnosis = partial_diagnosis(ctx, question or "", model, stop)

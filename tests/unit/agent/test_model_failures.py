@@ -161,7 +161,7 @@ def test_invented_evidence_is_not_accepted(tmp_path):
     assert_partial(d, "invalid_output")
     assert "appear in no tool result" in json.dumps(up.received[-1]["messages"])
     # why the answers were rejected is in stopped_by, not only pydantic-ai's "Exceeded maximum output retries"
-    assert "the last answer was sent back because: Your answer was not accepted" in d.stopped_by, d.stopped_by
+    assert "the model's last reply was sent back because: Your answer was not accepted" in d.stopped_by, d.stopped_by
     assert "node:gpu999" in d.stopped_by
 
 
@@ -171,7 +171,7 @@ def test_a_run_stopped_right_after_a_refused_answer_says_why_it_was_refused(tmp_
                       default=StubReply(tool_calls=[final(evidence=[{"text": "Xid 48 on gpu999 at 03:14"}])]))
     d = run(tmp_path, up, limits=LoopLimits(model_requests=2))
     assert_partial(d, "model_requests")
-    assert "the last answer was sent back because:" in d.stopped_by and "not in any tool result" in d.stopped_by
+    assert "the model's last reply was sent back because:" in d.stopped_by and "not in any tool result" in d.stopped_by
     up = StubUpstream(default=StubReply(tool_calls=[call("get_cluster_overview", {})]))
     d = run(tmp_path, up)  # a loop stop with no answer refused: nothing added
     assert_partial(d, "repeated_call")
