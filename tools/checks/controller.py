@@ -8,6 +8,7 @@ from tools.checks.base import CheckConfig
 from tools.checks.base import kernel_evidence
 from tools.facts import Facts
 from tools.facts.queries import control_plane_hosts
+from tools.knowledge.host import CLOCK_TROUBLE, CREDENTIAL_TIME
 from tools.knowledge.precedence import confidence
 from tools.models.logs import KernelEvent, SlurmMessageEvent, SlurmNodeEvent
 from tools.models.findings import Evidence, Finding
@@ -51,7 +52,9 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
     hosts_killed = sorted({e.node for e in killed if e.node and e.process == "slurmctld"})
     hosts_hung = sorted({e.node for e in hung if e.node not in hosts_killed})
     hosts = sorted({e.controller for e in down if e.controller} | set(hosts_killed) | set(hosts_hung))
-    storage = _host_storage(facts, hosts_hung)
+    fs_down = _fs_down(facts) if hung else []
+    mine = set(control_plane_hosts(facts)) & set(hosts_hung) if hung else set()
+    storage = [e for e in fs_down if e.node in mine]  # the file-system errors on slurmctld's own host
     munge, clocks = _munge_clock(facts)
     evidence = [Evidence(text=e.message[:300], file=e.path) for e in errors[:4]]
     evidence += [Evidence(text=e.message[:300], file=e.file, line=e.line) for e in (down[:2] + log_lines[:3])]
@@ -60,8 +63,7 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
     # The daemon's state in its host's kernel log is a direct signal about the controller, as strong as the
     # storage errors behind it (which it then explains: see SUPERSEDES).
     # Unless the same storage fails compute nodes too: then it is the file system that is down for everyone.
-    shared = hung and any(e.node not in hosts_hung for e in facts.kernel_events_of("fs_client", "lustre_error")
-                          if e.node and getattr(e, "state", None) not in ("connection_restored", "restored"))
+    shared = any(e.node not in hosts_hung for e in fs_down)
     strength = "direct" if (killed or hung) and errors and not shared else "state" if (errors or hosts) else "symptom"
     skewed = sorted({e.node for e in clocks if e.node})
     return [Finding(
@@ -80,12 +82,9 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
     )] + dbd
 
 
-def _host_storage(facts: Facts, hosts: list[str]) -> list[KernelEvent]:
-    """File-system errors on the controller's own hosts (an NFS/Lustre/GPFS server not responding there)."""
-    if not hosts:
-        return []
-    mine = set(control_plane_hosts(facts)) & set(hosts)
-    return [e for e in facts.kernel_events_of("fs_client", "lustre_error") if e.node in mine
+def _fs_down(facts: Facts) -> list[KernelEvent]:
+    """File-system client errors on any node (an NFS/Lustre/GPFS server not responding), restores left out."""
+    return [e for e in facts.kernel_events_of("fs_client", "lustre_error") if e.node
             and getattr(e, "state", None) not in ("connection_restored", "restored")]
 
 
@@ -93,19 +92,16 @@ def _server(e: KernelEvent) -> str | None:
     return getattr(e, "server", None) or getattr(e, "nid", None) or getattr(e, "target", None)
 
 
-_MUNGE_TIME = ("expired credential", "rewound credential", "credential replayed")
-_CLOCK_TROUBLE = ("can't synchronise", "no selectable sources", "system clock wrong", "clock unsynchronized",
-                  "time reset", "skew is too large", "no servers can be used", "timed out waiting for reply")
 
 
 def _munge_clock(facts: Facts) -> tuple[list[KernelEvent], list[KernelEvent]]:
     """MUNGE refusing credentials for their time (``Munge decode failed: Expired credential``: the encoding
     host's clock is off by more than the credential's TTL), and the nodes whose time service says their clock
     is not synchronised (chronyd, ntpd, systemd-timesyncd, the kernel's clocksource watchdog)."""
-    munge = [e for e in facts.kernel_events if any(w in e.message.lower() for w in _MUNGE_TIME)]
+    munge = [e for e in facts.kernel_events if any(w in e.message.lower() for w in CREDENTIAL_TIME)]
     if not munge:
         return [], []
-    clocks = [e for e in facts.kernel_events if any(w in e.message.lower() for w in _CLOCK_TROUBLE)]
+    clocks = [e for e in facts.kernel_events if any(w in e.message.lower() for w in CLOCK_TROUBLE)]
     return munge, clocks
 
 

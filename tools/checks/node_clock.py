@@ -13,15 +13,15 @@ from __future__ import annotations
 from tools.checks.base import CheckConfig, job_culprits, kernel_evidence, log_evidence
 from tools.facts import Facts
 from tools.facts.queries import printed_on
+from tools.knowledge.host import CLOCK_TROUBLE, CREDENTIAL_TIME
 from tools.knowledge.precedence import confidence
 from tools.models.findings import Finding
 from tools.platform import node_ref, take_out_of_service
 
 __all__ = ["NodeClockConfig", "check_node_clock"]
 
-_CREDENTIAL = ("job credential expired", "expired credential", "rewound credential", "credential replayed")
-_CLOCK = ("can't synchronise", "no selectable sources", "system clock wrong", "clock unsynchronized", "time reset",
-          "skew is too large", "no servers can be used", "timed out waiting for reply", "clock skew")
+_CREDENTIAL = ("job credential expired", *CREDENTIAL_TIME)  # slurmd's own words for the same refusal
+_CLOCK = (*CLOCK_TROUBLE, "clock skew")
 
 
 class NodeClockConfig(CheckConfig):

@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # facts import the parsers, which read this module's field list
     from tools.facts import Facts
 
-__all__ = ["cpu_busy_share", "cpu_busy_nodes", "iowait_nodes", "mode_shares", "load_per_cpu"]
+__all__ = ["cpu_busy_share", "cpu_busy_nodes", "iowait_nodes", "mode_shares", "load_per_cpu", "CREDENTIAL_TIME",
+           "CLOCK_TROUBLE"]
+
+CREDENTIAL_TIME = ("expired credential", "rewound credential", "credential replayed")
+"""MUNGE refusing a credential for its time (``Munge decode failed: Expired credential``): a clock is off by
+more than the credential's TTL on the encoding or the decoding host."""
+CLOCK_TROUBLE = ("can't synchronise", "no selectable sources", "system clock wrong", "clock unsynchronized",
+                 "time reset", "skew is too large", "no servers can be used", "timed out waiting for reply")
+"""A node's time service saying its clock is not synchronised (chronyd, ntpd, systemd-timesyncd, the kernel's
+clocksource watchdog)."""
 
 _BUSY = 0.9
 _IOWAIT = 0.2
