@@ -54,6 +54,12 @@ def _subject_lines(entities: set[str], findings: list[dict[str, Any]], coverage:
                                                                 if f.get("root_cause") not in NO_CAUSE)]):
             lines.append(f"{e} is {status.get('state') or 'known'} on {', '.join(held)}, named below; "
                          "the evidence does not make it a victim of that fault")
+        elif status and status.get("known") and (normal := [f for f in findings if f.get("root_cause") == "healthy"
+                                                            and mentions(f, {e})]):
+            lines.append(f"{e}: {normal[0]['message']}")
+        elif status and status.get("known") and (quoted := _quoting(e, findings)):
+            lines.append(f"{e} is {status.get('state') or 'known'}; the evidence of the cause names it: "
+                         f"{quoted['message']}")
         elif status and status.get("known"):
             state = status.get("state") or "known"
             normal = " — waiting its turn, which is normal" if "(Priority" in state or "(Resources" in state else ""
@@ -61,6 +67,21 @@ def _subject_lines(entities: set[str], findings: list[dict[str, Any]], coverage:
         elif status is not None and status.get("kind"):
             lines.append(f"nothing was recorded about {e}")
     return lines
+
+
+def _quoting(entity: str, findings: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The first causal finding whose message or evidence names ``entity`` as a word without making it a
+    culprit (a victim job whose slow opens show an MDT's wall)."""
+    if len(entity) < 3:
+        return None
+    word = re.compile(rf"(?<![\w.-]){re.escape(entity)}(?![\w-])", re.IGNORECASE)
+    for f in findings:
+        if f.get("root_cause") in NO_CAUSE:
+            continue
+        texts = [f.get("message", "")] + [ev.get("text", "") for ev in f.get("evidence", [])]
+        if any(word.search(t) for t in texts):
+            return f
+    return None
 
 
 def _actions(findings: list[dict[str, Any]], limit: int = 6) -> list[dict[str, Any]]:
@@ -217,8 +238,10 @@ def decide(question: str, findings: list[dict[str, Any]], table: Precedence | No
     weak = [r for r in ranked if r.score < HEALTHY_BELOW]
     subject_gaps, subject_culprits = _subject_gaps(coverage, findings)
     gaps = _gaps(coverage) + subject_gaps
-    if SLOWDOWN.search(question):
-        # Slowness the asker saw is a symptom of something: with no cause found, "healthy" would deny it.
+    expected = [f for f in findings if f.get("root_cause") == "healthy" and mentions(f, entities)]
+    if SLOWDOWN.search(question) and not expected:
+        # Slowness the asker saw is a symptom of something: with no cause found, "healthy" would deny it —
+        # unless a check read the asked job's own speed and found it unchanged.
         gaps.append("the slowdown the question reports is not explained by what was read (no throttling, Xid, "
                     "link, file-system or straggler signal); read next: per-rank step times, the fabric's port "
                     "counters and the file system's job_stats for the job")
@@ -238,7 +261,7 @@ def decide(question: str, findings: list[dict[str, Any]], table: Precedence | No
     seen = "; ".join(f"{r.findings[0]['message']} (score {r.score:.2f})" for r in weak[:3])
     # Checks that recognised an expected state (a scale-up on its way, a planned failover) say why it is normal.
     normal = [f for f in findings if f.get("root_cause") == "healthy"]
-    why_normal = "; ".join(f["message"] for f in normal[:3])
+    why_normal = "; ".join(f["message"] for f in normal[:3] if not any(ln.endswith(f["message"]) for ln in lead))
     return {"root_cause": "healthy", "culprits": [], "proposed_actions": [],
             "evidence": [e for f in normal for e in f.get("evidence", [])][:6],
             "confidence": 0.8 if not weak else round(1 - weak[0].score, 2),

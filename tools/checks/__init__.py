@@ -62,6 +62,7 @@ from tools.checks.pending import PendingConfig, check_job_pending_blocked
 from tools.checks.silent_corruption import NanConfig, check_nan_on_one_node
 from tools.checks.storage_full import StorageFullConfig, check_storage_full
 from tools.checks.stuck_completing import StuckCompletingConfig, check_job_stuck_completing
+from tools.checks.throughput import ThroughputConfig, check_throughput_held
 from tools.checks.timeout import TimeoutConfig, check_job_timeout_without_checkpoint
 from tools.checks.unexplained import UnexplainedConfig, unexplained_signals
 from tools.checks.user_code import UserCodeConfig, check_job_user_code_error
@@ -145,6 +146,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "node_failure_history": CheckSpec(check_node_failure_history, NodeHistoryConfig,
                                       "a node where many jobs fail within seconds (black hole) or several jobs fail over days",
                                       needs=("acct",)),
+    "throughput_held": CheckSpec(check_throughput_held, ThroughputConfig,
+                                 "longer steps at the previous run's samples/s: a bigger batch, not a slowdown",
+                                 needs=("job_log_events",)),
     "job_timeout_without_checkpoint": CheckSpec(check_job_timeout_without_checkpoint, TimeoutConfig,
                                                 "job hit its time limit with no checkpoint", needs=("acct", "jobs", "job_log_events")),
     "fs_unavailable": CheckSpec(check_fs_unavailable, FsUnavailableConfig,

@@ -36,6 +36,9 @@ class MetadataConfig(CheckConfig):
     """An op type carrying at least this share of the ops is judged by its own mean service time too:
     a storm's cheap ops (close, getxattr at a few us) dilute the overall mean while its opens and stats
     queue up."""
+    min_victim_ops: int = 1_000
+    """Ops of one kind a job must have made before its own mean service time for that kind counts:
+    a dozen opens, one of them slow, say nothing about the MDT."""
 
 
 def _md_ops(counters: dict[str, int]) -> int:
@@ -54,6 +57,33 @@ def _slowest_common(counters: dict[str, int], usecs: dict[str, int], share: floa
     means = [(usecs[k] / n, k) for k, n in counters.items()
              if k in METADATA_OPS and n and k in usecs and total and n / total >= share]
     return max(means) if means else None
+
+
+# Ops a client waits on and that are cheap on a healthy MDT; unlink/rmdir/sync may be slow by nature.
+_WAITED_OPS = ("open", "close", "getattr", "setattr", "statfs", "mknod", "mkdir")
+
+
+def _slowest_victim(entries: list[JobStatsEntry], cfg: MetadataConfig) -> tuple[float, str, str] | None:
+    """(mean us, op, job id) of the slowest waited-on op any one job sees on an MDT, among the op
+    kinds carrying ``common_op_share`` of that job's ops and ``min_victim_ops`` samples, when one other
+    job makes ``min_job_share`` of the MDT's ops. A storm by one job (mass unlinks at tens of us each)
+    shows as a low MDT-wide mean; the other jobs' opens queued behind it are what the MDT wall costs."""
+    worst: tuple[float, str, str] | None = None
+    everyone = sum(_md_ops(e.ops) for e in entries)
+    top = max(entries, key=lambda e: _md_ops(e.ops), default=None)
+    if top is None or not everyone or _md_ops(top.ops) / everyone < cfg.min_job_share:
+        return None  # no one job's storm for the others to queue behind
+    for e in entries:
+        total = _md_ops(e.ops)
+        if e is top:
+            continue
+        for op in _WAITED_OPS:
+            n = e.ops.get(op, 0)
+            if n >= cfg.min_victim_ops and op in e.usecs and total and n / total >= cfg.common_op_share:
+                mean = e.usecs[op] / n
+                if worst is None or mean > worst[0]:
+                    worst = (mean, op, e.job_id)
+    return worst
 
 
 def _fs_of(target: str) -> str:
@@ -157,6 +187,9 @@ def check_mdt_metadata_storm(facts: Facts, cfg: MetadataConfig) -> list[Finding]
     for target, (rate, ops) in sorted(rates.items()):
         stormed = rate > cfg.max_ops_per_s if rate is not None else ops > cfg.min_ops_without_time
         svc = service.get(target)
+        victim = _slowest_victim(jobs_by_mdt.get(target, []), cfg) if stormed else None
+        if victim is not None and victim[0] >= cfg.slow_service_us and svc is not None and svc < cfg.slow_service_us:
+            slowest[target] = max(slowest.get(target, (0.0, "")), (victim[0], f"job {victim[2]}'s {victim[1]}"))
         if not stormed or (svc is not None and svc < cfg.slow_service_us
                            and slowest.get(target, (0.0, ""))[0] < cfg.slow_service_us):
             continue

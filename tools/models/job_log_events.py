@@ -181,6 +181,12 @@ class ProgressEvent(JobLogEventBase):
     step: int | None = None
     loss: str | None = None
     epoch: int | None = None
+    samples_per_s: float | None = None
+    """Training samples per second the line prints (HF ``train_samples_per_second``, ``samples/s``)."""
+    tokens_per_s: float | None = None
+    """Tokens per second the line prints (Megatron ``tokens per second``, ``tok/s``)."""
+    step_time_s: float | None = None
+    """Seconds per step the line prints (``step_time_s``, Megatron's ms per iteration, tqdm ``s/it``)."""
 
 
 class GenericJobLogEvent(JobLogEventBase):
@@ -225,6 +231,9 @@ class JobLogSummary(BaseModel):
     untimed_progress_after: int = 0
     """Training-progress lines (a loss printed) after the last timestamped line: the job went on reporting
     without times, so the time since its last timestamp is not how long it has been silent."""
+    global_batch: int | None = None
+    """Samples per optimizer step, accumulation included, as the log prints it (HF's ``Total train batch size``,
+    Megatron's ``global batch size``, DeepSpeed's ``train_batch_size``): the last one printed."""
     resumed: bool = False
     """The log says the job resumed from a checkpoint (``Resuming training from checkpoint``, HF Trainer's
     ``Continuing training from checkpoint``, Lightning's ``Restoring states from the checkpoint path``):

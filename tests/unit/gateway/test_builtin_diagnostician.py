@@ -121,6 +121,18 @@ def test_the_answer_starts_with_what_the_question_names():
     assert out["root_cause"] == "gpu_hardware_fault"  # and then the cluster's real fault
 
 
+def test_a_victim_named_only_in_a_findings_evidence_is_said_to_be_named_there():
+    coverage = {"read": {"scheduler_jobs": 3}, "subjects": [
+        {"subject": "90377", "known": True, "kind": "job", "state": "RUNNING"},
+        {"subject": "377", "known": True, "kind": "job", "state": "RUNNING"}]}
+    wall = finding("metadata_wall", 0.95, ["job:90412", "mdt:scratch-MDT0000"])
+    wall["evidence"].append({"text": "job 90377's open at 240,583 us"})
+    out = decide("Why did 90377 and 377 slow down?", [wall], TABLE, coverage=coverage)
+    assert "90377 is RUNNING; the evidence of the cause names it: metadata_wall seen" in out["summary"]
+    assert "377 is RUNNING; no fault found about it" in out["summary"]  # a part of a number is not a name
+    assert out["culprits"][:2] == ["job:90412", "mdt:scratch-MDT0000"]
+
+
 def test_a_question_outside_the_field_says_so():
     out = decide("What is the capital of France?", [], TABLE, coverage={"read": {"scheduler_jobs": 3}, "subjects": []})
     assert out["root_cause"] == "inconclusive" and "outside what Warden answers" in out["summary"]

@@ -61,6 +61,7 @@ class Gates(NamedTuple):
     classify: bool
     resume: bool
     progress: bool
+    batch: bool
 
     @staticmethod
     def of(message: str) -> Gates:
@@ -75,7 +76,9 @@ class Gates(NamedTuple):
         resume = "checkpoint" in low or "resum" in low or "loading" in low
         # progress_fields: a step/iteration with a loss or epoch, or an epoch with a loss
         step, loss, epoch = "step" in low or "iter" in low, "loss" in low, "epoch" in low
-        return Gates(classify, resume, (step and (loss or epoch)) or (epoch and loss))
+        # rates.global_batch: "total train batch size", "global batch size", "train_batch_size"
+        batch = "batch" in low
+        return Gates(classify, resume, (step and (loss or epoch)) or (epoch and loss), batch)
 
 
-_OPEN = Gates(True, True, True)
+_OPEN = Gates(True, True, True, True)

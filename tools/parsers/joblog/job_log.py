@@ -25,6 +25,7 @@ from datetime import datetime
 
 from tools.models.logs import JobLogEventBase, JobLogSummary, NcclRemoteErrorEvent, make_job_log_event
 from tools.parsers.joblog._prefilter import Gates
+from tools.parsers.joblog.rates import global_batch
 from tools.parsers.joblog.job_log_lines import (
     classify,
     exception_type,
@@ -51,7 +52,7 @@ _CARETS = re.compile(r"^[\^~ ]+$")
 _FINAL_FALLBACK = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s(?P<msg>.*))?$")
 _MAX_TRACEBACK_LINES = 500
 _MAX_ANALYZED = 4096  # characters of a line that are classified; real messages are far shorter
-_ALL = Gates(True, True, True)
+_ALL = Gates(True, True, True, True)
 
 
 _RESUMING = re.compile(
@@ -175,6 +176,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
     untimed_progress = 0
     loading: str | None = None  # the checkpoint a resume said it is loading: what a load failure is about
     resumed = False
+    batch_size: int | None = None
 
     def emit(kind: str, line: int, rank: int | None, ts: datetime | None, message: str,
              exc: str | None = None, fields: dict[str, str] | None = None) -> None:
@@ -255,6 +257,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
             continue
 
         gates = Gates.of(stripped) if prefilter else _ALL
+        if gates.batch and (batch := global_batch(stripped)) is not None:
+            batch_size = batch
         if gates.resume and not resumed and _RESUMED.search(stripped):
             resumed = True
         if gates.resume and (resume := _RESUMING.search(stripped)) is not None:
@@ -282,7 +286,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
     events.sort(key=lambda e: e.line)
     summary = JobLogSummary(
         job=job, file=path, lines=len(text.splitlines()), last_timestamp=last_ts,
-        last_step=getattr(progress, "step", None), resumed=resumed, untimed_progress_after=untimed_progress,
+        last_step=getattr(progress, "step", None), resumed=resumed, global_batch=batch_size, untimed_progress_after=untimed_progress,
         events=len(events),
         kinds=dict(seen),
         hosts=list(hosts),

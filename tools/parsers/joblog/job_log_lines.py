@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from tools.parsers.joblog.rates import rate_fields
+
 __all__ = [
     "Classified", "split_rank", "rank_in_text", "find_timestamp", "exception_type", "classify",
     "parse_watchdog", "progress_fields", "size_gib", "checkpoint_fields", "net_event", "fs_error", "line_host", "prefix_host",
@@ -127,7 +129,7 @@ _SLURM_OOM = re.compile(r"Detected (?P<n>\d+) oom[-_]kill event")
 _SLURM_LINE = re.compile(r"^(?:slurmstepd(?:-\S+)?: (?:error|\*\*\*)|srun: (?:error|Job step aborted|forcing job termination)|.*\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED)")
 _STEP = re.compile(r"\b(?:global_step|step|iter(?:ation)?)\b\s*[:=]?\s*(?P<step>\d{1,12})\b", re.IGNORECASE)
 _LOSS = re.compile(r"\b(?P<name>(?:lm |train_|train |val_)?loss)\b['\"]?\s*[:=]?\s*(?P<loss>[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?nan|[-+]?inf)\b", re.IGNORECASE)
-_EPOCH = re.compile(r"\bepoch\b\s*[:=]?\s*(?P<epoch>\d{1,9})\b", re.IGNORECASE)
+_EPOCH = re.compile(r"\bepoch\b['\"]?\s*[:=]?\s*(?P<epoch>\d{1,9})\b", re.IGNORECASE)
 _UNIT_GIB = {"B": 1 / 1024**3, "BYTES": 1 / 1024**3, "KIB": 1 / 1024**2, "MIB": 1 / 1024, "GIB": 1.0, "TIB": 1024.0}
 
 
@@ -191,7 +193,7 @@ def parse_watchdog(text: str) -> dict[str, str]:
 
 
 def progress_fields(message: str) -> dict[str, str] | None:
-    """step, loss and epoch of a training progress line, or None.
+    """step, loss and epoch of a training progress line (and the rates it prints: rates.rate_fields), or None.
 
     A line is progress when it names a step/iteration together with a loss or epoch, or an
     epoch together with a loss (epoch-only logs such as ``epoch 003 | train_loss 0.41``).
@@ -206,7 +208,7 @@ def progress_fields(message: str) -> dict[str, str] | None:
         fields["loss"] = loss["loss"]
     if epoch:
         fields["epoch"] = str(int(epoch["epoch"]))
-    return fields
+    return {**fields, **rate_fields(message)}
 
 
 def _oom(message: str) -> Classified:

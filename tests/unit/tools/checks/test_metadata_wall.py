@@ -147,3 +147,44 @@ def test_slow_opens_diluted_by_cheap_closes_are_still_a_wall(make_facts):
     # the same storm with its opens served at 20 us is load the MDT keeps up with
     fast = stats.replace("sum: 5400000000", "sum: 180000000")
     assert check_mdt_metadata_storm(_facts(make_facts, ("lctl-job-stats", fast)), MetadataConfig()) == []
+
+
+def _md_sample(snapshot: str, mknod: int, getattr_: int) -> str:
+    """One 2.15 md_stats read of MDT0000 (``lctl get_param`` twice, 30 s apart); creates at ~30 us each."""
+    return ("mdt.lustre-MDT0000.md_stats=\n"
+            f"snapshot_time             {snapshot} secs.nsecs\nstart_time                1795000000.000000000 secs.nsecs\n"
+            f"elapsed_time              {float(snapshot) - 1795000000:.9f} secs.nsecs\n"
+            f"mknod                     {mknod} samples [usecs] 3 9120 {mknod * 30} 1\n"
+            f"getattr                   {getattr_} samples [usecs] 1 90211 {getattr_ * 20} 1\n")
+
+
+def _entry(job_id: str, op: str, samples: int, us: int) -> str:
+    return (f"- job_id:          {job_id}\n  snapshot_time:   1795950299.558689639 secs.nsecs\n"
+            "  start_time:      1795946699.424885102 secs.nsecs\n  elapsed_time:    3600.133804560 secs.nsecs\n"
+            f"  {op + ':':<16} { {'samples': samples} }\n".replace("{'samples': " + str(samples) + "}",
+                                                                     f"{{ samples: {samples}, unit: usecs, min: 1, max: 90211, sum: {us}, sumsq: 1 }}"))
+
+
+def test_a_create_storm_served_fast_is_a_wall_when_another_jobs_stats_queue_behind_it(make_facts):
+    # An untar of millions of small files: 1.8M mknods in 30 s at ~30 us each keeps the MDT-wide mean low,
+    # while the training job's getattrs wait 5 ms each behind it (not the shape of the unlink-storm report).
+    window = _md_sample("1795950270.000000000", 900_000_000, 40_000_000) + _md_sample(
+        "1795950300.000000000", 901_800_000, 40_030_000)
+    stats = ("mdt.lustre-MDT0000.job_stats=\njob_stats:\n" + _entry("74701", "mknod", 5_400_000, 162_000_000)
+             + _entry("73440", "getattr", 90_000, 450_000_000))
+    (f,) = check_mdt_metadata_storm(_facts(make_facts, ("lctl-md-stats", window), ("lctl-job-stats", stats)),
+                                    MetadataConfig())
+    assert f.culprits[:2] == ["job:74701", "mdt:lustre-MDT0000"]
+    assert "job 73440's getattr at 5,000 us" in f.message and [a.job for a in f.suggested_actions] == ["74701"]
+
+
+def test_a_fast_storm_is_not_a_wall_on_a_few_slow_ops_or_slow_unlinks(make_facts):
+    window = _md_sample("1795950270.000000000", 900_000_000, 40_000_000) + _md_sample(
+        "1795950300.000000000", 901_800_000, 40_030_000)
+    few = "mdt.lustre-MDT0000.job_stats=\njob_stats:\n" + _entry("74701", "mknod", 5_400_000, 162_000_000) + _entry(
+        "73440", "getattr", 500, 2_500_000)  # 500 getattrs, slow ones among them: too few to judge the MDT
+    unlinks = "mdt.lustre-MDT0000.job_stats=\njob_stats:\n" + _entry("74701", "mknod", 5_400_000, 162_000_000) + _entry(
+        "73440", "unlink", 90_000, 450_000_000)  # unlinks of wide-striped files are slow by nature
+    for stats in (few, unlinks):
+        assert check_mdt_metadata_storm(_facts(make_facts, ("lctl-md-stats", window), ("lctl-job-stats", stats)),
+                                        MetadataConfig()) == []

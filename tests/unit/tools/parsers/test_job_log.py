@@ -116,7 +116,7 @@ def test_nan_cuda_errors_and_slurm_messages() -> None:
                      (10, "slurm_message"), (11, "slurm_message"), (12, "slurm_message"), (13, "slurm_message")]
     assert values(events[1]) == {"metric": "loss", "value": "nan", "step": 1250}
     assert events[2].step == 1251
-    assert values(events[3]) == {"step": 1300, "loss": "2.2871", "epoch": 3}
+    assert values(events[3]) == {"step": 1300, "loss": "2.2871", "epoch": 3, "samples_per_s": 310.2}
     assert events[4].error == "an illegal memory access was encountered"
     assert events[5].error == "uncorrectable ECC error encountered"
     assert values(events[6]) == {"oom_kill_events": 1}

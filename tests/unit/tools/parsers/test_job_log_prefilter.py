@@ -68,8 +68,9 @@ def test_every_event_kind_reads_the_same() -> None:
 
 
 def test_gates_close_on_plain_lines_and_open_on_their_words() -> None:
-    assert Gates.of("INFO data loader ready, 8 workers") == (False, False, False)
-    assert Gates.of("step 10 loss 2.3") == (False, False, True)
-    assert Gates.of("Loading weights from /ckpt/x") == (False, True, False)
-    assert Gates.of("E1204 10:22:31.123 x") == (True, False, False)
-    assert Gates.of("caf\u00e9 anything") == (True, True, True)  # not ASCII: every reader runs
+    assert Gates.of("INFO data loader ready, 8 workers") == (False, False, False, False)
+    assert Gates.of("step 10 loss 2.3") == (False, False, True, False)
+    assert Gates.of("Loading weights from /ckpt/x") == (False, True, False, False)
+    assert Gates.of("E1204 10:22:31.123 x") == (True, False, False, False)
+    assert Gates.of("  Total train batch size (w. parallel, distributed & accumulation) = 2,048") == (False, False, False, True)
+    assert Gates.of("caf\u00e9 anything") == (True, True, True, True)  # not ASCII: every reader runs

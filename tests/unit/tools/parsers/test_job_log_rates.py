@@ -1,0 +1,42 @@
+"""Training rates and the global batch read from real trainers' progress lines (tools.parsers.joblog.rates)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools.parsers.joblog.job_log import parse_job_log
+from tools.parsers.joblog.rates import global_batch, rate_fields
+
+
+@pytest.mark.parametrize(("line", "fields"), [
+    ("{'loss': 1.0317, 'grad_norm': 0.46, 'learning_rate': 1.93e-05, 'epoch': 0.9, 'train_samples_per_second': 401.3}",
+     {"samples_per_s": "401.3"}),
+    (" iteration     1200/  50000 | consumed samples: 1228800 | elapsed time per iteration (ms): 5103.2 | "
+     "global batch size:  2048 | lm loss: 2.104E+00 | tokens per second: 821,934 |",
+     {"step_time_s": "5.1032", "tokens_per_s": "821934.0"}),
+    ("Epoch 3:  40%|####      | 400/1000 [17:00<25:30, 2.41s/it, loss=1.02]", {"step_time_s": "2.41"}),
+    ("Epoch 0:   3%|3         | 30/1000 [00:21<11:38,  1.39it/s, loss=4.1]", {"step_time_s": "0.719424"}),
+    ("step 100 | loss 2.1 | 12,345 tok/s | 401.3 samples/s", {"samples_per_s": "401.3", "tokens_per_s": "12345.0"}),
+    ("step 100 | loss 2.1 | lr 3e-4", {}),
+])
+def test_rates_of_each_trainers_shape(line: str, fields: dict[str, str]) -> None:
+    assert rate_fields(line) == fields
+
+
+@pytest.mark.parametrize(("line", "batch"), [
+    ("[INFO|trainer.py:2375] 2026-12-01 10:04:40,220 >>   Total train batch size (w. parallel, distributed & accumulation) = 2,048", 2048),
+    ('[2026-03-04 06:00:12,001] [INFO] [config.py:988:print]   "train_batch_size": 1024,', 1024),
+    ("  global_batch_size ............................... 512", None),  # Megatron's argument dump pads with dots
+    ("batch size per device = 8", None),
+])
+def test_global_batch_lines(line: str, batch: int | None) -> None:
+    assert global_batch(line) == batch
+
+
+def test_the_summary_keeps_the_last_global_batch_and_the_progress_event_its_rates() -> None:
+    text = ("[INFO|trainer.py:2375] 2026-12-01 10:04:40,220 >>   Total train batch size (w. parallel, distributed & accumulation) = 2,048\n"
+            "{'loss': 1.0371, 'epoch': 0.81, 'train_samples_per_second': 401.3, 'step_time_s': 5.10}\n")
+    *events, summary = parse_job_log(text, path="logs/90088/err", job="90088")
+    assert summary.global_batch == 2048
+    (progress,) = events
+    assert (progress.kind, progress.samples_per_s, progress.step_time_s, progress.loss) == ("progress", 401.3, 5.1, "1.0371")
