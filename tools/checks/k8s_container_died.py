@@ -38,7 +38,8 @@ class K8sContainerDiedConfig(CheckConfig):
 def check_k8s_container_died(facts: Facts, cfg: K8sContainerDiedConfig) -> list[Finding]:
     """One ``inconclusive`` finding per pod with a container that restarted after a non-zero exit in the last
     ``recent_s`` (reason not OOMKilled / Completed), is not crash-looping (fewer than ``crash_loop_restarts``
-    restarts, or running again), and whose pod is not a GPU-stack daemon (k8s_device_plugin's). Culprit the pod;
+    restarts, or running again), and whose pod is not a GPU-stack daemon (k8s_device_plugin's). Culprit the pod
+    (after its node when kubelet's ``Rebooted`` event says the node restarted under it);
     no action (only reading more can tell SIGKILL's causes apart). A finding of a cause about the same pod or
     its node ranks above it.
     """
@@ -59,13 +60,18 @@ def check_k8s_container_died(facts: Facts, cfg: K8sContainerDiedConfig) -> list[
                       if e.reason == "Unhealthy" and "probe failed" in e.message.lower()]
             seen = "; its probes failed before (" + probes[0].message[:80] + ")" if probes else \
                 ("; its events are gone (none read about it)" if not pod_events(facts, pod.namespace, pod.name) else "")
+            # kubelet's "Rebooted" (a new boot id): the container died with its node; why the node restarted
+            # is the open question, and the node is what to read next (its previous boot's journal, the BMC log).
+            reboots = [e for e in facts.events_about("Node", pod.node) if e.reason == "Rebooted"] if pod.node else []
+            if reboots:
+                seen += f"; its node {pod.node} rebooted under it ({reboots[-1].message[:100]})"
             findings.append(Finding(
                 check="k8s_container_died", root_cause="inconclusive",
                 message=(f"pod {pod.ref} container {c.name} restarted {c.restart_count}x, last {age_s / 60:.0f} min ago "
                          f"with {describe_exit(code)}, reason {c.last_terminated_reason or 'none'} (not OOMKilled){seen}; "
                          f"nothing read says why (threshold: any unexplained death in {cfg.recent_s / 3600:g} h)"),
-                culprits=[pod_culprit(pod)],
-                evidence=[pod_evidence(pod, c), *[event_evidence(e) for e in probes[:1]]],
+                culprits=[f"k8snode:{pod.node}", pod_culprit(pod)] if reboots else [pod_culprit(pod)],
+                evidence=[pod_evidence(pod, c), *[event_evidence(e) for e in probes[:1] + reboots[-1:]]],
                 strength="heuristic", confidence=0.5))
             break
     return findings

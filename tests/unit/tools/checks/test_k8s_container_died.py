@@ -38,3 +38,18 @@ def test_sigterm_restart_with_a_probe_failure_event_is_named_not_explained(make_
 def test_explained_or_old_deaths_do_not_fire(make_facts, containers, why):
     pods = api_list("PodList", [pod("api-0", "web", node_name="n1", containers=containers)])
     assert check_k8s_container_died(make_facts(("k8s/pods.json", "k8s-json", pods)), CFG) == [], why
+
+
+def test_a_container_that_died_when_its_node_rebooted_names_the_node_first(make_facts):
+    # JSON events (not the text table of the report this was written for): kubelet's Rebooted with a new boot id on
+    # n1; the pod's container exited 255 reason Unknown then. Why n1 restarted is unknown: inconclusive, node first.
+    pods = api_list("PodList", [pod("api-0", "web", node_name="n1", containers=_restarted(255, "Unknown", "2026-03-04T09:40:00Z")),
+                                pod("api-1", "web", node_name="n2", containers=_restarted(255, "Unknown", "2026-03-04T09:40:00Z"))])
+    ev = api_list("EventList", [core_event("Rebooted", "Node n1 has been rebooted, boot id: 0c2b4e8a-51d7-4c1e-9f3a-6b2d0e7a9c11",
+                                           kind="Node", name="n1", namespace=None, host="n1")])
+    found = check_k8s_container_died(make_facts(("k8s/pods.json", "k8s-json", pods), ("k8s/events.json", "k8s-json", ev)), CFG)
+    by_pod = {f.culprits[-1]: f for f in found}
+    assert by_pod["pod:web/api-0"].culprits == ["k8snode:n1", "pod:web/api-0"]
+    assert "its node n1 rebooted under it (Node n1 has been rebooted" in by_pod["pod:web/api-0"].message
+    assert by_pod["pod:web/api-1"].culprits == ["pod:web/api-1"]  # n2 did not reboot
+    assert all(f.root_cause == "inconclusive" and f.suggested_actions == [] for f in found)
