@@ -9,7 +9,7 @@ from tools.facts import Facts
 from tools.knowledge.precedence import confidence
 from tools.knowledge.scheduler import is_held, is_preempted_requeue
 from tools.models.findings import ActionSpec, Evidence, Finding
-from tools.models.slurm import SlurmJob
+from tools.models.slurm import SlurmJob, SlurmQos
 
 __all__ = ["PendingConfig", "check_job_pending_blocked", "BLOCKING", "QUEUE_ORDER"]
 
@@ -62,9 +62,28 @@ def _blocking(reason: str) -> bool:
     return any(b.lower() in reason.lower() for b in BLOCKING)
 
 
-def _actions(job: SlurmJob, reason: str, partition_nodes: int | None = None,
-             partition_time_s: int | None = None) -> list[ActionSpec]:
+def _qos_actions(job: SlurmJob, reason: str, qos: SlurmQos | None) -> list[ActionSpec] | None:
+    """update_job to the job's QOS per-job limit (sacctmgr show qos) that its reason names, or None when the
+    limit is not known: ``QOSMaxNodePerJobLimit`` -> MaxTRES node, ``QOSMaxWallDurationPerJobLimit`` -> MaxWall."""
     low = reason.lower()
+    if qos is None or not low.startswith("qos") or "perjob" not in low:
+        return None
+    printed = qos.max_tres_per_job.get("node", "")
+    nodes = int(printed) if printed.isdigit() else None
+    if "maxnode" in low and nodes and job.num_nodes and job.num_nodes > nodes:
+        return [ActionSpec(type="update_job", job=job.job_id, num_nodes=nodes,
+                           reason=f"ask for no more nodes than QOS {qos.name} allows a job (MaxTRES node={nodes})")]
+    if "wallduration" in low and qos.max_wall_s and (job.time_limit_s or 0) > qos.max_wall_s:
+        return [ActionSpec(type="update_job", job=job.job_id, time_limit_min=qos.max_wall_s // 60,
+                           reason=f"ask for no more time than QOS {qos.name} allows a job (MaxWall)")]
+    return None
+
+
+def _actions(job: SlurmJob, reason: str, partition_nodes: int | None = None,
+             partition_time_s: int | None = None, qos: SlurmQos | None = None) -> list[ActionSpec]:
+    low = reason.lower()
+    if (by_qos := _qos_actions(job, reason, qos)) is not None:
+        return by_qos
     if "partitiontimelimit" in low.replace(" ", ""):
         fit = partition_time_s // 60 if partition_time_s and (job.time_limit_s or 0) > partition_time_s else None
         return [ActionSpec(type="update_job", job=job.job_id, time_limit_min=fit,
@@ -147,6 +166,7 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
             continue
         wait_txt = f"{waited.total_seconds() / 3600:.1f} h" if waited is not None else "unknown time"
         limit = f", TimeLimit={job.time_limit_s // 60} min" if job.time_limit_s else ""
+        qos = facts.qos_named(job.qos) if reason.lower().startswith("qos") else None
         findings.append(Finding(
             check="job_pending_blocked", root_cause="scheduler_wait",
             message=f"job {job.job_id} pending {wait_txt} with reason ({reason})"
@@ -155,16 +175,24 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
             culprits=[f"job:{job.job_id}"] + ([f"user:{job.user}"] if job.user and any(
                 p in reason.lower().replace(" ", "") for p in _PER_USER) else []),
             evidence=[Evidence(text=f"job {job.job_id} State=PENDING Reason={reason} NumNodes={job.num_nodes}{limit}",
-                               metric="squeue")],
+                               metric="squeue")] + ([_qos_evidence(qos)] if qos else []),
             # Waiting its turn is the scheduler working as designed: explained, never a fault on its own.
             # A user's or association's usage cap reached (AssocGrpCpuLimit, QOSMaxJobsPerUserLimit) is the limit
             # working: it answers a question about that job or user, not a sweep of the cluster.
             strength=strength, confidence=confidence(strength, normal=strength == "heuristic",
                                                      informational=blocked and _usage_cap(reason)),
             suggested_actions=_actions(job, reason, _partition_size(facts, job.partition),
-                                       _partition_time(facts, job.partition)),
+                                       _partition_time(facts, job.partition), qos),
         ))
     return findings
+
+
+def _qos_evidence(qos: SlurmQos) -> Evidence:
+    limits = {"MaxTRES": ",".join(f"{k}={v}" for k, v in qos.max_tres_per_job.items()),
+              "MaxTRESPU": ",".join(f"{k}={v}" for k, v in qos.max_tres_per_user.items()),
+              "MaxJobsPU": qos.max_jobs_per_user, "MaxWall": f"{qos.max_wall_s // 60} min" if qos.max_wall_s else None}
+    shown = " ".join(f"{k}={v}" for k, v in limits.items() if v) or "no per-job or per-user limit printed"
+    return Evidence(text=f"sacctmgr show qos {qos.name}: {shown}", metric="sacctmgr")
 
 
 def _late_begin(facts: Facts, job: SlurmJob, cfg: PendingConfig) -> Finding | None:

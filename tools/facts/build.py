@@ -17,7 +17,7 @@ from tools.models.k8s import K8sEvent, K8sNode, K8sPod
 from tools.models.k8s_objects import K8sResourceQuota, K8sWorkload
 from tools.models.logs import JobLogEventBase, JobLogSummary, KernelEventBase
 from tools.models.lustre import JobStatsEntry, LfsDfRow, MdtStats
-from tools.models.slurm import NodeReason, SacctRecord, SlurmClientError, SlurmJob, SlurmNode
+from tools.models.slurm import NodeReason, SacctRecord, SlurmClientError, SlurmJob, SlurmNode, SlurmQos
 from tools.models.unreadable import Unreadable
 from tools.parsers import parse_artifact
 from tools.sources.base import RawArtifact
@@ -28,6 +28,7 @@ _ROUTES: dict[type, str] = {
     NodeReason: "node_reasons",
     SacctRecord: "acct",
     SlurmClientError: "slurm_errors",
+    SlurmQos: "qos",
     MdtStats: "md_stats",
     JobStatsEntry: "job_stats",
     LfsDfRow: "lfs_df",

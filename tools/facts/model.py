@@ -20,7 +20,7 @@ from tools.models.k8s import K8sEvent, K8sNode, K8sPod
 from tools.models.k8s_objects import K8sResourceQuota, K8sWorkload
 from tools.models.logs import JobLogEvent, JobLogSummary, KernelEvent
 from tools.models.lustre import JobStatsEntry, LfsDfRow, MdtStats
-from tools.models.slurm import NodeReason, SacctRecord, SlurmClientError, SlurmJob, SlurmNode
+from tools.models.slurm import NodeReason, SacctRecord, SlurmClientError, SlurmJob, SlurmNode, SlurmQos
 from tools.models.unreadable import Unreadable
 
 __all__ = ["ArtifactInfo", "Facts"]
@@ -58,6 +58,8 @@ class Facts(BaseModel):
     nodes: list[SlurmNode] = Field(default_factory=list)
     node_reasons: list[NodeReason] = Field(default_factory=list)
     acct: list[SacctRecord] = Field(default_factory=list)
+    qos: list[SlurmQos] = Field(default_factory=list)
+    """QOS limits from ``sacctmgr show qos``."""
     slurm_errors: list[SlurmClientError] = Field(default_factory=list)
     """Slurm commands that printed an error instead of output (controller or slurmdbd unreachable)."""
     md_stats: list[MdtStats] = Field(default_factory=list)
@@ -151,6 +153,12 @@ class Facts(BaseModel):
             ids = dict.fromkeys([j.job_id for j in self.jobs] + [r.job_id for r in self.acct if not r.is_step])
             return self._group((i for i in ids if "_" in i), lambda i: [i.split("_", 1)[0]])
         return self.cached("array_tasks", build).get(array_id, [])
+
+    def qos_named(self, name: str | None) -> SlurmQos | None:
+        """The QOS ``name`` from sacctmgr (names are lower case in the accounting database), or None."""
+        if not name:
+            return None
+        return self.cached("qos_by_name", lambda: {q.name.lower(): q for q in self.qos}).get(name.lower())
 
     def acct_job(self, job_id: str) -> SacctRecord | None:
         """The accounting row of the job itself (not a step)."""

@@ -72,6 +72,9 @@ def slurm_requests(cfg: LivePlanInput, now: datetime | None = None) -> list[Fetc
         FetchRequest(format="sacct-text", argv=["sacct", "-a", "-X", "-p", "-S", start, f"--format={SACCT_FORMAT}"],
                      path="slurm/sacct.txt", timeout_s=t),
         FetchRequest(format="sdiag-text", argv=["sdiag"], path="slurm/sdiag.txt", timeout_s=t),
+        # the QOS limits a QOS*PerJob pending reason names (one accounting call, fleet size independent)
+        FetchRequest(format="sacctmgr-qos-text", argv=["sacctmgr", "show", "qos", "-P"], path="slurm/sacctmgr_qos.txt",
+                     timeout_s=t),
     ]
 
 

@@ -75,6 +75,7 @@ FormatId = Literal[
     "sacct-json",
     "sacct-text",
     "sdiag-text",
+    "sacctmgr-qos-text",
     "lctl-md-stats",
     "lctl-job-stats",
     "lfs-df",

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-__all__ = ["SlurmJob", "SlurmNode", "NodeReason", "SacctRecord", "SlurmClientError", "RpcStat", "SdiagStats"]
+__all__ = ["SlurmJob", "SlurmNode", "NodeReason", "SacctRecord", "SlurmClientError", "RpcStat", "SdiagStats", "SlurmQos"]
 
 
 class SlurmJob(BaseModel):
@@ -210,3 +210,26 @@ class SlurmClientError(BaseModel):
     """The format id the output should have had."""
     message: str
     """The error text as printed (first lines, at most ~500 characters)."""
+
+
+class SlurmQos(BaseModel):
+    """One QOS as ``sacctmgr show qos`` prints it (the accounting database's limits, per Slurm's
+    resource_limits docs: MaxTRES is per job, MaxTRESPU per user, MaxWall per job). Empty limits are
+    unset. Values the fixed-width table cut short (ending in ``+``) are left out and named in
+    ``truncated``: a cut ``node=1+`` must not read as a limit of one node."""
+
+    name: str
+    priority: int | None = None
+    flags: list[str] = Field(default_factory=list)
+    max_tres_per_job: dict[str, str] = Field(default_factory=dict)
+    """MaxTRES: ``{"node": "8", "gres/gpu": "64"}``."""
+    max_tres_per_node: dict[str, str] = Field(default_factory=dict)
+    max_tres_per_user: dict[str, str] = Field(default_factory=dict)
+    max_jobs_per_user: int | None = None
+    max_submit_per_user: int | None = None
+    max_wall_s: int | None = None
+    """MaxWall in seconds (per job)."""
+    grp_tres: dict[str, str] = Field(default_factory=dict)
+    grp_jobs: int | None = None
+    truncated: list[str] = Field(default_factory=list)
+    """Columns whose printed value was cut (``sacctmgr`` without ``-p``/``-P`` or a wide enough ``%``)."""

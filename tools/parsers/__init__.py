@@ -35,6 +35,7 @@ PARSERS: dict[str, tuple[str, str]] = {
     "sacct-json": ("tools.parsers.slurm.sacct_json", "parse_sacct_json"),
     "sacct-text": ("tools.parsers.slurm.sacct_text", "parse_sacct_text"),
     "sdiag-text": ("tools.parsers.slurm.sdiag_text", "parse_sdiag_text"),
+    "sacctmgr-qos-text": ("tools.parsers.slurm.sacctmgr_qos_text", "parse_sacctmgr_qos_text"),
     "lctl-md-stats": ("tools.parsers.lustre.lctl_md_stats", "parse_lctl_md_stats"),
     "lctl-job-stats": ("tools.parsers.lustre.lctl_job_stats", "parse_lctl_job_stats"),
     "lfs-df": ("tools.parsers.lustre.lfs_df", "parse_lfs_df"),

@@ -14,11 +14,11 @@ __all__ = ["SLURM_FORMATS", "client_error"]
 
 SLURM_FORMATS = frozenset({
     "squeue-json", "squeue-text", "sinfo-json", "sinfo-text", "sinfo-reasons-text", "scontrol-job-text",
-    "scontrol-node-text", "sacct-json", "sacct-text", "sdiag-text",
+    "scontrol-node-text", "sacct-json", "sacct-text", "sdiag-text", "sacctmgr-qos-text",
 })
 
 _ERROR_LINE = re.compile(
-    r"^(?:slurm_\w+(?: error)?|squeue|sinfo|scontrol|sacct|sdiag|sshare|sprio)(?:: error)?:\s*"
+    r"^(?:slurm_\w+(?: error)?|squeue|sinfo|scontrol|sacctmgr|sacct|sdiag|sshare|sprio)(?:: error)?:\s*"
     r"(?P<msg>.*(?:Unable to contact slurm controller|Socket timed out|Connection refused|Zero Bytes were "
     r"transmitted|Communication connection failure|Problem talking to the database|Unable to establish "
     r"connection|slurm_persist_conn_open|Invalid user|Protocol authentication error|"
@@ -37,7 +37,7 @@ def client_error(text: str, *, path: str, format: str) -> SlurmClientError | Non
         return None
     if not any(_ERROR_LINE.match(ln) for ln in lines):
         return None
-    if not all(re.match(r"^(?:slurm_\w+|squeue|sinfo|scontrol|sacct|sdiag|sshare|sprio|srun|sbatch)\b", ln)
+    if not all(re.match(r"^(?:slurm_\w+|squeue|sinfo|scontrol|sacctmgr|sacct|sdiag|sshare|sprio|srun|sbatch)\b", ln)
                for ln in lines):
         return None
     return SlurmClientError(path=path, format=format, message=" | ".join(lines)[:500])

@@ -187,3 +187,27 @@ def test_a_usage_cap_answers_about_its_job_but_a_per_job_limit_is_a_fault_at_onc
     too_big = _scontrol("990213", "pretrain", "mli", "QOSMaxNodePerJobLimit", "2026-03-04T10:14:00", nodes=16)
     (g,) = check_job_pending_blocked(_facts(make_facts, too_big), PendingConfig())
     assert g.confidence > INFORMATIONAL and g.strength == "state"
+
+
+def test_a_qos_per_job_limit_fix_asks_for_the_limit_sacctmgr_prints(make_facts):
+    # sacctmgr show qos -P from a real 22.05 capture: QOS gpu8 allows a job 8 nodes and 2 days; "long" is cut in
+    # the fixed-width table (MaxTRES "cpu=512,node+") and gives no number.
+    qos = (FIXTURES / "sacctmgr-qos-text" / "22.05-parsable2.txt").read_text()
+    too_big = _scontrol("990213", "pretrain", "mli", "QOSMaxNodePerJobLimit", "2026-03-04T10:00:00",
+                        nodes=16).replace("QOS=normal", "QOS=gpu8")
+    too_long = _scontrol("990214", "pretrain", "mli", "QOSMaxWallDurationPerJobLimit", "2026-03-04T10:00:00",
+                         nodes=2).replace("QOS=normal", "QOS=gpu8").replace("TimeLimit=1-00:00:00", "TimeLimit=3-00:00:00")
+    facts = make_facts(("slurm/qos.txt", "sacctmgr-qos-text", qos), ("slurm/a.txt", "scontrol-job-text", too_big),
+                       ("slurm/b.txt", "scontrol-job-text", too_long))
+    by_job = {f.culprits[0]: f for f in check_job_pending_blocked(facts, PendingConfig())}
+    (nodes,) = by_job["job:990213"].suggested_actions
+    assert (nodes.type, nodes.num_nodes) == ("update_job", 8) and "MaxTRES node=8" in nodes.reason
+    assert "sacctmgr show qos gpu8: MaxTRES=node=8" in by_job["job:990213"].evidence[1].text
+    (wall,) = by_job["job:990214"].suggested_actions
+    assert (wall.type, wall.time_limit_min) == ("update_job", 2880)
+    # the cut table: the limit is unknown, so nothing is guessed (the owner is told instead)
+    cut = (FIXTURES / "sacctmgr-qos-text" / "22.05-default.txt").read_text()
+    job = too_big.replace("QOS=gpu8", "QOS=long")
+    (f,) = check_job_pending_blocked(make_facts(("slurm/qos.txt", "sacctmgr-qos-text", cut),
+                                                ("slurm/a.txt", "scontrol-job-text", job)), PendingConfig())
+    assert [(a.type, a.num_nodes) for a in f.suggested_actions] == [("notify_owner", None)]

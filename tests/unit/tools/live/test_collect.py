@@ -28,7 +28,8 @@ class ScriptedSlurm:
         files = {"scontrol-job-text": "scontrol-job-text/22.05-mixed.txt",
                  "scontrol-node-text": "scontrol-node-text/22.05-drain-down.txt",
                  "squeue-text": "squeue-text/22.05-default.txt", "sinfo-text": "sinfo-text/22.05-N.txt",
-                 "sinfo-reasons-text": "sinfo-reasons-text/22.05-default.txt", "sacct-text": "sacct-text/22.05-p.txt"}
+                 "sinfo-reasons-text": "sinfo-reasons-text/22.05-default.txt", "sacct-text": "sacct-text/22.05-p.txt",
+                 "sacctmgr-qos-text": "sacctmgr-qos-text/22.05-parsable2.txt"}
         if req.format == "sdiag-text":
             raise CommandError(argv, 1, "sdiag: error: slurm_get_statistics: Unable to contact slurm controller "
                                         "(connect failure)\n")

@@ -41,7 +41,7 @@ def _cfg(**kw) -> LivePlanInput:
 def test_slurm_phase_is_every_scheduler_view_with_a_bounded_sacct_window() -> None:
     reqs = slurm_requests(_cfg(), NOW)
     assert [r.format for r in reqs] == ["scontrol-job-text", "scontrol-node-text", "squeue-text", "sinfo-text",
-                                        "sinfo-reasons-text", "sacct-text", "sdiag-text"]
+                                        "sinfo-reasons-text", "sacct-text", "sdiag-text", "sacctmgr-qos-text"]
     sacct = reqs[5].argv or []
     assert sacct[:4] == ["sacct", "-a", "-X", "-p"] and sacct[4] == "-S" and sacct[5].startswith("2026-11-29T")
     assert all(r.path and r.path.startswith("slurm/") for r in reqs)

@@ -96,7 +96,8 @@ class _Slow:
             self.most = max(self.most, self.now)
         try:
             time.sleep(30 if req.format in self.hang else self.delay)
-            if req.format in ("sdiag-text", "sinfo-reasons-text", "sacct-text", "sinfo-text", "squeue-text"):
+            if req.format in ("sdiag-text", "sinfo-reasons-text", "sacct-text", "sinfo-text", "squeue-text",
+                              "sacctmgr-qos-text"):
                 raise CommandError(req.argv or [], 1, "not scripted")
             data = b"No jobs in the system\n" if req.format == "scontrol-job-text" else \
                 b"NodeName=gpu01 Arch=x86_64\n   State=IDLE ThreadsPerCore=2\n"
@@ -113,7 +114,7 @@ def test_a_phase_runs_in_a_bounded_pool_and_keeps_plan_order() -> None:
     assert 2 <= runner.most <= 3
     assert [a.format for a in arts] == ["scontrol-job-text", "scontrol-node-text"]  # in plan order
     assert {r.format for r, _ in col.failures} == {"squeue-text", "sinfo-text", "sinfo-reasons-text", "sacct-text",
-                                                    "sdiag-text"}
+                                                    "sdiag-text", "sacctmgr-qos-text"}
 
 
 def test_an_ssh_like_runner_takes_turns() -> None:

@@ -14,10 +14,10 @@ COLUMN_FORMATS = {"squeue-text", "sinfo-text", "sacct-text"}
 PRIVATE = ["_values", "_states", "_table", "_json", "_keyvalue"]
 
 
-def test_all_ten_slurm_formats_are_registered() -> None:
+def test_all_eleven_slurm_formats_are_registered() -> None:
     assert sorted(SLURM_FORMATS) == sorted([
         "squeue-json", "squeue-text", "sinfo-json", "sinfo-text", "sinfo-reasons-text",
-        "scontrol-job-text", "scontrol-node-text", "sacct-json", "sacct-text", "sdiag-text",
+        "scontrol-job-text", "scontrol-node-text", "sacct-json", "sacct-text", "sdiag-text", "sacctmgr-qos-text",
     ])
 
 

