@@ -20,6 +20,8 @@ from tools.checks.checkpoint_corrupt import CheckpointConfig, check_checkpoint_l
 from tools.checks.controller import ControllerConfig, check_controller_unreachable
 from tools.checks.fs_unavailable import FsUnavailableConfig, check_fs_unavailable
 from tools.checks.fabric_drop import FabricDropConfig, check_fabric_drop
+from tools.checks.gpu_access_lost import GpuAccessLostConfig, check_gpu_access_lost
+from tools.checks.gpu_busy_unowned import GpuBusyUnownedConfig, check_gpu_busy_unowned
 from tools.checks.gpu_oom import GpuOomConfig, check_job_cuda_oom
 from tools.checks.gpu_pcie_link import PcieLinkConfig, check_gpu_pcie_link
 from tools.checks.gpu_straggler import StragglerConfig, check_gpu_straggler
@@ -82,6 +84,12 @@ _K8S = ("k8s_nodes", "k8s_pods", "k8s_events")
 CHECKS: dict[str, CheckSpec[Any]] = {
     "gpu_xid": CheckSpec(check_gpu_xid, XidConfig, "GPU hardware faults: Xids, lost GPUs, DCGM fault fields, CUDA hardware errors",
                          needs=_LOGS + _GPU + ("k8s_events",)),
+    "gpu_access_lost": CheckSpec(check_gpu_access_lost, GpuAccessLostConfig,
+                                 "jobs or containers that cannot see GPUs their node still reads (device access lost)",
+                                 needs=("job_log_events",)),
+    "gpu_busy_unowned": CheckSpec(check_gpu_busy_unowned, GpuBusyUnownedConfig,
+                                  "a GPU at work on a node where the scheduler runs nothing (inconclusive)",
+                                  needs=_GPU),
     "gpu_pcie_link": CheckSpec(check_gpu_pcie_link, PcieLinkConfig,
                                "a GPU's PCIe link trained narrower/slower than it can run, or replaying packets",
                                needs=("gpu_status", "gpu_samples", "kernel_events")),

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from pydantic import Field
 
 from tools.checks.base import CheckConfig, clip, kernel_evidence, log_evidence
+from tools.checks.gpu_access_lost import host_sees_gpus
 from tools.facts import Facts
 from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_event_time, printed_on, rank_node
 from tools.knowledge.dcgm import NON_INTERRUPTING_FIELDS, XID_FIELD, gpu_fault_samples
@@ -141,8 +142,8 @@ def _cuda_errors(facts: Facts, nodes: dict[str, _Node]) -> None:
         if e.category == "device_missing" and e.job in driver_jobs:
             continue
         node = printed_on(facts, e)
-        if node is None or (e.category == "device_missing" and node in mismatched):
-            continue
+        if node is None or (e.category == "device_missing" and (node in mismatched or host_sees_gpus(facts, node))):
+            continue  # the node's own readers see healthy GPUs: the workload lost access (gpu_access_lost's)
         if e.category == "hardware" and _records_clean(facts, node):
             continue  # the node's own kernel log and DCGM counters say nothing happened: contradictory, not proof
         n = nodes[node]

@@ -79,14 +79,18 @@ def job_state(facts: Facts, job_id: str) -> str:
 
 
 def job_nodes(facts: Facts, job_id: str) -> list[str]:
-    """The nodes the job ran on (queue view, else accounting, else the known nodes its log lines name as
-    printing hosts)."""
+    """The nodes the job ran on (queue view, else accounting, else for a ``namespace/pod`` the node the pod is
+    bound to, else the known nodes its log lines name as printing hosts)."""
     j = facts.job(job_id)
     if j and j.nodes:
         return j.nodes
     a = facts.acct_job(job_id)
     if a and a.nodes:
         return a.nodes
+    if "/" in job_id:  # a pod's container log (manifest ``pod: namespace/name``): the node it is bound to
+        pod = facts.cached("pods_by_ref", lambda: {p.ref: p for p in facts.k8s_pods}).get(job_id)
+        if pod is not None and pod.node:
+            return [pod.node]
     known = facts.node_names()
     return sorted(h for h in facts.log_hosts(job_id) if h in known or not known)
 

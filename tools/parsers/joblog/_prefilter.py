@@ -29,7 +29,7 @@ CLASSIFY_WORDS: tuple[str, ...] = (
     "slurmctld", "slurm controller", "socket timed out", "zero bytes", "couldn't chdir", "slurmstepd", "srun:", "***",
     # CUDA OOM and CUDA/driver errors
     "out of memory", "outofmemory", "cuda error", "cudaerror", "cuda_error", "cuda-capable", "cuda driver",
-    "cuda initialization", "cudagetdevicecount", "cublas_status", "nvidia driver", "cuinit", "nvml",
+    "cuda initialization", "cudagetdevicecount", "no cuda gpus", "cublas_status", "nvidia driver", "cuinit", "nvml",
     "system not yet initiali",
     # NCCL errors (NCCL WARN, ncclXxxError and DistBackendError hold "error"), remote/network errors,
     # IB/UCX/libfabric transport events

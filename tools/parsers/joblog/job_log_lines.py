@@ -43,7 +43,7 @@ _OOM_NEW = re.compile(
     r"(?: Of the allocated memory (?P<allocated>[\d.]+ \w+) is allocated by PyTorch, and (?P<unalloc>[\d.]+ \w+) is reserved by PyTorch but unallocated)?"
 )
 _CUDA_ERROR = re.compile(r"CUDA error: (?P<error>[^.\n]+)|(?P<cublas>CUBLAS_STATUS_\w+)|(?P<api>cudaError\w+|CUDA_ERROR_\w+)"
-                         r"|(?P<nodriver>Found no NVIDIA driver on your system|no CUDA-capable device is detected"
+                         r"|(?P<nodriver>Found no NVIDIA driver on your system|no CUDA-capable device is detected|No CUDA GPUs are available"
                          r"|CUDA driver version is insufficient for CUDA runtime version|The NVIDIA driver on your system is too old|cuInit\(?\)? (?:failed|returned)[^.]*"
                          r"|CUDA (?:driver )?initialization(?: failed|: CUDA unknown error)[^.]*"
                          r"|Failed to initialize NVML: [^.]+|Unexpected error from cudaGetDeviceCount\(\)[^.]*"
@@ -51,7 +51,7 @@ _CUDA_ERROR = re.compile(r"CUDA error: (?P<error>[^.\n]+)|(?P<cublas>CUBLAS_STAT
 _CUDA_CATEGORY = [
     (re.compile(r"uncorrectable ECC|ECC error|GPU is lost|fallen off the bus|CUDA_ERROR_ECC_UNCORRECTABLE", re.IGNORECASE),
      "hardware"),
-    (re.compile(r"no CUDA-capable device|CUDA_ERROR_NO_DEVICE|cuInit|initialization failed|Found no NVIDIA driver|"
+    (re.compile(r"no CUDA-capable device|No CUDA GPUs are available|CUDA_ERROR_NO_DEVICE|cuInit|initialization failed|Found no NVIDIA driver|"
                 r"CUDA unknown error|cudaGetDeviceCount|CUDA_ERROR_NOT_INITIALIZED|Failed to initialize NVML: Unknown",
                 re.IGNORECASE), "device_missing"),
     (re.compile(r"driver version is insufficient|driver on your system is too old|Driver/library version mismatch|forward compatibility|"

@@ -1,0 +1,84 @@
+"""check_gpu_busy_unowned: a GPU at work on a node where the scheduler runs nothing — a process outside Slurm or
+Kubernetes (one left behind by an ended job, or out-of-band work). Which it is needs the node's process list, so
+the answer is ``inconclusive`` with the node named and what to read next; nothing is drained or killed on it.
+
+Sources: nvidia-smi ``--query-gpu`` CSV (utilization.gpu, memory.used) and DCGM_FI_DEV_GPU_UTIL /
+DCGM_FI_DEV_FB_USED samples (exporter pages or Prometheus queries, the newest per GPU); sinfo/scontrol node
+state and squeue jobs; pods bound to a Kubernetes node with GPU requests.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from tools.checks.base import CheckConfig
+from tools.facts import Facts
+from tools.models.findings import Evidence, Finding
+from tools.platform import node_ref
+
+__all__ = ["GpuBusyUnownedConfig", "check_gpu_busy_unowned"]
+
+
+class GpuBusyUnownedConfig(CheckConfig):
+    """What counts as a GPU at work."""
+
+    min_util_pct: float = 50.0
+    min_memory_mib: float = 2048.0
+    """Framebuffer in use above a driver's idle footprint (a few MiB) and any persistence-mode context."""
+
+
+def _busy_gpus(facts: Facts, cfg: GpuBusyUnownedConfig) -> dict[str, dict[str, tuple[float | None, float | None]]]:
+    """{node: {gpu: (utilization %, memory used MiB)}} of GPUs over either threshold (newest reading each)."""
+    newest: dict[tuple[str, str, str], tuple[float, float]] = {}
+    for name in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"):
+        for s in facts.samples(name):
+            if s.node and s.gpu is not None:
+                key = (s.node, s.gpu, name)
+                if key not in newest or (s.timestamp_s or 0) >= newest[key][0]:
+                    newest[key] = (s.timestamp_s or 0, s.value)
+    readings: dict[str, dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(lambda: [None, None]))
+    for (node, gpu, name), (_, value) in newest.items():
+        readings[node][gpu][0 if name.endswith("UTIL") else 1] = value
+    for g in facts.gpu_status:
+        if g.node and g.index is not None and not g.lost:
+            pair = readings[g.node][str(g.index)]
+            pair[0] = g.utilization_gpu_pct if g.utilization_gpu_pct is not None else pair[0]
+            pair[1] = g.memory_used_mib if g.memory_used_mib is not None else pair[1]
+    return {node: {gpu: (u, m) for gpu, (u, m) in gpus.items()
+                   if (u is not None and u >= cfg.min_util_pct) or (m is not None and m >= cfg.min_memory_mib)}
+            for node, gpus in readings.items()}
+
+
+def _unowned(facts: Facts, node: str) -> bool:
+    """The scheduler runs nothing on the node and it is plainly idle (not completing, draining or down: an
+    epilog's diagnostic or an admin's burn-in on a drained node is work someone asked for)."""
+    if facts.k8s_node(node) is not None and facts.node(node) is None:
+        return not any(p.gpu_request and p.phase in ("Running", "Pending", None) for p in facts.pods_on(node))
+    n = facts.node(node)
+    if n is None or facts.jobs_on_node(node):
+        return False
+    return (n.state or "") == "IDLE" and not n.drained and not set(n.flags) - {"RESERVED"}
+
+
+def check_gpu_busy_unowned(facts: Facts, cfg: GpuBusyUnownedConfig) -> list[Finding]:
+    """inconclusive per idle node with a GPU over ``min_util_pct`` or ``min_memory_mib``; the node is the
+    culprit, no action (only its process list can tell a leftover from sanctioned work)."""
+    findings: list[Finding] = []
+    for node, gpus in sorted(_busy_gpus(facts, cfg).items()):
+        if not gpus or not _unowned(facts, node):
+            continue
+        shown = ", ".join(f"GPU {g} at " + " with ".join(part for part in (
+            f"{u:.0f} %" if u is not None else "", f"{m:,.0f} MiB in use" if m is not None else "") if part)
+            for g, (u, m) in sorted(gpus.items())[:4])
+        ended = sorted((r for r in facts.acct_on_node(node) if r.end_time is not None), key=lambda r: r.end_time)[-1:]
+        evidence = [Evidence(text=f"{node}: {shown} while the scheduler runs no job there", metric="gpu")]
+        if ended:
+            evidence.append(Evidence(text=f"sacct: job {ended[0].job_id} ({ended[0].state}) ended on {node} at "
+                                          f"{ended[0].end_time:%H:%M}: its processes may have outlived it", metric="sacct"))
+        findings.append(Finding(
+            check="gpu_busy_unowned", root_cause="inconclusive",
+            message=f"{shown} on {node}, where the scheduler runs nothing: a process outside it (left behind by an "
+                    "ended job, or out-of-band work); read next: nvidia-smi --query-compute-apps=pid,process_name,"
+                    "used_memory and ps on the node",
+            culprits=[node_ref(facts, node).culprit], evidence=evidence, strength="heuristic", confidence=0.5))
+    return findings
