@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pydantic_ai
 from pydantic import BaseModel, ConfigDict
@@ -25,14 +26,13 @@ from pydantic_core import to_jsonable_python
 from agent.audit import AuditLog
 from agent.deps import WardenDeps
 from agent.evidence_time import stamp_evidence, stamp_findings
-from agent.exec_tool import exec_toolset
-from agent.execute import ExecutionSetup, sanitize_spec
 from agent.fleet import MAX_PLANS_PER_DIAGNOSIS
-from agent.gateway_setup import check_alias, load_gateway_config, model_limits, wants_compact_tools
+from agent.gateway_setup import builtin_only, check_alias, load_gateway_config, model_limits, wants_compact_tools
 from agent.limits import GuardedToolset, LimitExceeded, LimitKind, LoopGuard, LoopGuardCapability, LoopLimits
 from agent.model_failures import last_rejection, model_stop, partial_diagnosis
 from agent.output_check import check_grounded
 from agent.settings import WardenSettings
+from agent.spec_text import sanitize_spec
 from agent.store import RunStore, warden_home
 from agent.toolset import read_toolset
 from gateway.app import create_app
@@ -44,6 +44,9 @@ from tools.knowledge.precedence import render_precedence
 from tools.models.findings import CULPRIT_RE, Diagnosis, DiagnosisDraft
 from tools.read.context import ProgressFn, ReadContext
 from tools.read.cost import job_cost
+
+if TYPE_CHECKING:  # the execution stack (policies, Cedar, actions) is imported only by runs that may execute
+    from agent.execute import ExecutionSetup
 
 pydantic_ai.BANNER_ENABLED = False  # Warden owns its output: never pydantic-ai's first-run banner
 
@@ -82,7 +85,11 @@ def build_agent(*, execution: bool = False) -> Agent[WardenDeps, Any]:
     With ``execution`` the ``execute_action`` tool is added and ``DeferredToolRequests`` becomes a
     possible output (a run paused for approval). Answers pass agent.output_check first.
     """
-    toolsets = [GuardedToolset(read_toolset)] + ([GuardedToolset(exec_toolset)] if execution else [])
+    toolsets = [GuardedToolset(read_toolset)]
+    if execution:
+        from agent.exec_tool import exec_toolset
+
+        toolsets.append(GuardedToolset(exec_toolset))
     output: Any = [DiagnosisDraft, DeferredToolRequests] if execution else DiagnosisDraft
     agent: Agent[WardenDeps, Any] = Agent(
         deps_type=WardenDeps, output_type=output, instructions=INSTRUCTIONS + (EXECUTE_INSTRUCTIONS if execution else ""),
@@ -91,11 +98,32 @@ def build_agent(*, execution: bool = False) -> Agent[WardenDeps, Any]:
     return agent
 
 
+_built = threading.local()
+
+
+def _shared_agent(execution: bool) -> Agent[WardenDeps, Any]:
+    """``build_agent(execution=...)``, built once per thread and reused by its runs (``warden eval`` runs
+    dozens in one process; building one generates the output schema, ~25 ms). A run's state lives in
+    its deps and message history, never in the agent; one per thread because pydantic-ai binds the
+    agent's lock to the event loop that first uses it."""
+    agents = getattr(_built, "agents", None)
+    if agents is None:
+        agents = _built.agents = {}
+    if execution not in agents:
+        agents[execution] = build_agent(execution=execution)
+    return agents[execution]
+
+
 def _gateway_model(alias: str, config: GatewayConfig | None, run_id: str | None,
                    on_provider: Callable[[str, str], None]) -> tuple[Model, Any]:
     if os.environ.get(GATEWAY_URL_ENV):  # a remote gateway: nothing in-process to build or close
         return make_model(alias, run_id=run_id, on_provider=on_provider), None
-    app = create_app(config or default_config(), store_path=warden_home() / "gateway.db")
+    config = config or default_config()
+    app = create_app(config, store_path=warden_home() / "gateway.db")
+    if builtin_only(config, alias):  # no LLM on the route: the same request body, without the OpenAI SDK
+        from gateway.inprocess import InProcessModel
+
+        return InProcessModel(alias, app, run_id=run_id, on_provider=on_provider), app
     return make_model(alias, app, run_id=run_id, on_provider=on_provider), app
 
 
@@ -245,7 +273,7 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
     outcome = RunOutcome(run_id=run_id)
     # A mode that cannot execute (every node group observes) is not offered the mutating tool at all.
     offer = execution is not None and execution.autonomy.can_execute()
-    agent = build_agent(execution=offer)
+    agent = _shared_agent(offer)
 
     exchanged: list[list[ModelMessage]] = []
 

@@ -27,7 +27,6 @@ and ``dry_run`` is False.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -45,6 +44,7 @@ from agent.diag_results import save_result
 from agent.gates import gate, resubmit_as_owner, target_of
 from agent.identity import os_user
 from agent.notify import draft_message, resolve_owner
+from agent.spec_text import sanitize_spec  # lives there: a diagnosis needs it without this module
 from policies import PolicyDecision, PolicyEngine, PolicyRequest
 from tools.actions import (ACTION_FACTS, WARDEN_PREFIX, Action, Authorization, CommandRunner, ExecutionResult, Plan, VerifyResult,
                            build_action)
@@ -60,19 +60,6 @@ __all__ = ["ActionOutcome", "ExecutionSetup", "OutcomeStatus", "execution_order"
            "sanitize_spec"]
 
 OutcomeStatus = Literal["denied", "refused", "observed", "dry_run", "pending_approval", "executed", "failed"]
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-REASON_MAX_CHARS = 200
-"""Longest drain/notify reason Warden writes; longer cluster text is cut."""
-
-
-def sanitize_spec(spec: ActionSpec) -> ActionSpec:
-    """The spec with its free-text ``reason`` made one short, printable line (control characters,
-    ANSI escapes and bidi overrides removed, whitespace collapsed, at most REASON_MAX_CHARS)."""
-    if spec.reason is None:
-        return spec
-    text = " ".join(_CONTROL.sub(" ", spec.reason).split())[:REASON_MAX_CHARS]
-    return spec.model_copy(update={"reason": text})
 
 
 class ActionOutcome(BaseModel):

@@ -18,8 +18,8 @@ from gateway.config import (BUILTIN_MODEL, BuiltinProviderConfig, GatewayConfig,
 from gateway.errors import ConfigError as GatewayConfigError
 from tools.errors import ConfigError
 
-__all__ = ["CONFIG_NAMES", "check_alias", "discovered_config_path", "load_gateway_config", "model_limits",
-           "route_parallelism", "wants_compact_tools"]
+__all__ = ["CONFIG_NAMES", "builtin_only", "check_alias", "discovered_config_path", "load_gateway_config",
+           "model_limits", "route_parallelism", "wants_compact_tools"]
 
 CONFIG_NAMES = ("gateway.toml", "gateway.yaml", "gateway.yml")
 """File names looked for under ``$WARDEN_HOME``, first found wins."""
@@ -103,6 +103,17 @@ def wants_compact_tools(config: GatewayConfig | None, alias: str) -> bool:
             if p.compact_tools or (p.compact_tools is None and small):
                 return True
     return False
+
+
+def builtin_only(config: GatewayConfig | None, alias: str) -> bool:
+    """Whether every provider on the alias's route is a built-in one (no LLM can see the request), so the
+    in-process gateway is reached without the OpenAI SDK (``gateway.inprocess``); False for an alias the
+    config does not route, or when ``WARDEN_GATEWAY_URL`` names a remote gateway."""
+    if config is None or os.environ.get(GATEWAY_URL_ENV):
+        return False
+    chain = config.routes.get(alias) or []
+    kinds = {p.name: isinstance(p, BuiltinProviderConfig) for p in config.providers}
+    return bool(chain) and all(kinds.get(name, False) for name in chain)
 
 
 def route_parallelism(config: GatewayConfig | None, alias: str, wanted: int) -> int:

@@ -3,20 +3,22 @@
 In-process, requests reach the ASGI app through ``httpx2.ASGITransport`` (no socket). When
 ``WARDEN_GATEWAY_URL`` is set (e.g. ``http://127.0.0.1:4000/v1``), ``make_model`` points at
 that gateway instead; ``WARDEN_GATEWAY_KEY`` then supplies the virtual key. The SDK's own
-retries are off: the gateway retries and falls back.
+retries are off: the gateway retries and falls back. The SDK is imported only when one of these is
+made; a route of built-in providers only is reached without it (``gateway.inprocess``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import httpx2
-from openai import AsyncOpenAI
-from pydantic_ai.models.openai import OpenAIChatModel
-from pydantic_ai.providers.openai import OpenAIProvider
+from gateway.asgi import ASGIApp
 
-from gateway.app import ASGIApp
+if TYPE_CHECKING:  # the SDK and pydantic-ai's OpenAI model cost ~1.5 s of imports: only when a client is made
+    import httpx2
+    from openai import AsyncOpenAI
+    from pydantic_ai.models.openai import OpenAIChatModel
 
 __all__ = ["GATEWAY_KEY_ENV", "GATEWAY_URL_ENV", "IN_PROCESS_BASE_URL", "ProviderHook", "make_model",
            "make_openai_client"]
@@ -59,6 +61,9 @@ def make_openai_client(
         timeout_s: Overall request timeout (s).
         on_provider: Told which provider answered each request.
     """
+    import httpx2
+    from openai import AsyncOpenAI
+
     http_client = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), timeout=timeout_s,
                                      event_hooks=_hooks(on_provider))
     return AsyncOpenAI(
@@ -89,6 +94,11 @@ def make_model(
     Raises:
         ValueError: when neither an app, a URL nor ``WARDEN_GATEWAY_URL`` is given.
     """
+    import httpx2
+    from openai import AsyncOpenAI
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
     url = os.environ.get(GATEWAY_URL_ENV) or (app_or_url if isinstance(app_or_url, str) else None)
     if url:
         client = AsyncOpenAI(

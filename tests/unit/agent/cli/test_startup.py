@@ -74,4 +74,6 @@ def test_version_is_the_installed_one(home: Path):
 def test_a_diagnosis_imports_the_agent_and_no_banner(home: Path):
     code, modules, out = _run(["diagnose", str(REPO / "evals/incidents/xid79-nccl-watchdog-other-rank")], home)
     assert code in (0, None) and "pydantic_ai" in modules
+    # the built-in model's route has no LLM: no OpenAI SDK, no HTTP client session, no execution stack
+    assert not [m for m in ("openai", "aiohttp", "agent.execute", "cedarpy") if m in modules]
     assert out.startswith("gpu_hardware_fault: node:gpu007") and "pydantic-ai" not in out and "Logfire" not in out
