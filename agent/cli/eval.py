@@ -1,8 +1,8 @@
 """`warden eval [DIR ...]`: replay recorded incidents through the agent, score them, gate CI on the result.
 
 This command is the composition root of the eval suite: evals/ never imports the agent, so it is given
-here ``diagnose_path`` (the agent on replay, with no way to execute) and a run inspector that reads each
-run's usage and execution records:
+here ``diagnose`` over each incident's snapshot (the agent on replay, with no way to execute) and a run
+inspector that reads each run's usage and execution records:
 
 * tool calls and any execution/verification records: the audit log (``$WARDEN_HOME/audit.db``), by run id;
 * model requests, tokens and cost: the gateway's usage ledger (``$WARDEN_HOME/gateway.db``), by run id
@@ -25,7 +25,7 @@ from agent.audit import AuditLog
 from agent.cli.errors import warden_errors
 from agent.cli.gateway_option import GatewayConfigOption
 from agent.cli.tables import Column, print_table
-from agent.diagnose import diagnose_path
+from agent.diagnose import DEFAULT_QUESTION, diagnose as diagnose_context
 from agent.gateway_setup import check_alias, load_gateway_config, route_parallelism
 from agent.settings import WardenSettings
 from agent.store import warden_home
@@ -40,6 +40,7 @@ from gateway.config import BUILTIN_MODEL, GatewayConfig
 from gateway.errors import GatewayError
 from gateway.store import open_db
 from tools.models.findings import Diagnosis
+from tools.read.context import ReadContext
 
 __all__ = ["eval_cmd", "RunInspector", "EXIT_GATE_FAILED"]
 
@@ -93,8 +94,10 @@ def _run_one(dirs: list[Path], alias: str, *, repeat: int, tags: list[str] | Non
     def diagnose(inc: Incident) -> Diagnosis:
         assert inc.path is not None
         run_id = uuid.uuid4().hex  # named before it starts: a run that fails is still found in the ledger
-        try:
-            return diagnose_path(inc.path, model=alias, gateway_config=config, audit=audit, run_id=run_id)
+        try:  # diagnose_path's incident branch, on the Incident load_incidents already read
+            ctx = ReadContext.from_snapshot(inc.snapshot)
+            return diagnose_context(ctx, inc.question or DEFAULT_QUESTION, target=str(inc.path), model=alias,
+                                    gateway_config=config, audit=audit, run_id=run_id)
         except Exception as e:  # the case fails (never the eval); its tokens and providers still count
             raise CaseFailed(e, run_id, inspector.for_run(run_id)) from e
 
