@@ -27,6 +27,7 @@ from agent.cli.gateway_option import GatewayConfigOption
 from agent.cli.tables import Column, print_table
 from agent.diagnose import DEFAULT_QUESTION, diagnose as diagnose_context
 from agent.gateway_setup import check_alias, load_gateway_config, route_parallelism
+from agent.limits import LoopLimits
 from agent.settings import WardenSettings
 from agent.store import warden_home
 from evals.compare import Comparison, compare_reports, gate
@@ -87,7 +88,7 @@ def _split_tags(tags: list[str] | None) -> list[str] | None:
 
 
 def _run_one(dirs: list[Path], alias: str, *, repeat: int, tags: list[str] | None, config: GatewayConfig,
-             audit: AuditLog, judge: str | None, concurrency: int, progress: bool) -> EvalReport:
+             audit: AuditLog, limits: LoopLimits, judge: str | None, concurrency: int, progress: bool) -> EvalReport:
     home = warden_home()
     inspector = RunInspector(audit, home / "gateway.db")
 
@@ -97,7 +98,7 @@ def _run_one(dirs: list[Path], alias: str, *, repeat: int, tags: list[str] | Non
         try:  # diagnose_path's incident branch, on the Incident load_incidents already read
             ctx = ReadContext.from_snapshot(inc.snapshot)
             return diagnose_context(ctx, inc.question or DEFAULT_QUESTION, target=str(inc.path), model=alias,
-                                    gateway_config=config, audit=audit, run_id=run_id)
+                                    gateway_config=config, audit=audit, limits=limits, run_id=run_id)
         except Exception as e:  # the case fails (never the eval); its tokens and providers still count
             raise CaseFailed(e, run_id, inspector.for_run(run_id)) from e
 
@@ -195,9 +196,11 @@ def eval_cmd(
         home = warden_home()
         home.mkdir(parents=True, exist_ok=True)
         open_db(home / "gateway.db").close()  # create the ledger once, before parallel runs open it
-        audit = WardenSettings.load().open_audit()
+        settings = WardenSettings.load()
+        audit = settings.open_audit()
+        limits = settings.limits  # once, not per case: a bad value is one line naming it (exit 2)
         reports = [_run_one(incident_dirs, alias, repeat=repeat if alias == model else 1, tags=_split_tags(tags),
-                            config=config, audit=audit, judge=judge,
+                            config=config, audit=audit, limits=limits, judge=judge,
                             concurrency=route_parallelism(config, alias, concurrency), progress=progress)
                    for alias in models]
         comparisons = [compare_reports(old, new) for new in reports for old in base if old.model == new.model]

@@ -93,3 +93,10 @@ def test_second_alias_runs_beside_the_builtin_model(two: Path, tmp_path: Path):
 def test_help_ends_with_an_example():
     result = CliRunner().invoke(app, ["eval", "--help"])
     assert result.exit_code == 0 and "Example: warden eval" in result.output
+
+
+def test_invalid_loop_limit_is_one_line_before_any_case(two: Path, monkeypatch):
+    monkeypatch.setenv("WARDEN_LIMIT_TOOL_CALLS", "many")  # read once for the whole eval, not per case
+    result = _eval(str(two))
+    assert result.exit_code == EXIT_ERROR and "WARDEN_LIMIT_TOOL_CALLS" in result.output
+    assert "Traceback" not in result.output and "xid79" not in result.output
