@@ -158,8 +158,8 @@ def _subject_gaps(coverage: dict[str, Any] | None, findings: list[dict[str, Any]
         if s.get("kind") not in ("job", "pod", "workload") or not s.get("known"):
             continue
         name = str(s.get("subject", "")).split(":", 1)[-1]
-        if any(mentions(f, {name.lower()}) for f in findings if f.get("root_cause") not in NO_CAUSE):
-            continue
+        if any(mentions(f, {name.lower()}) for f in findings if f.get("root_cause") != "inconclusive"):
+            continue  # a cause about it, or a check that read it and found its state expected
         state = str(s.get("state") or "")
         if s.get("unread_nodes"):
             reasons.append(f"the metrics exporter of {', '.join(s['unread_nodes'][:4])} "

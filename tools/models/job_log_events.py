@@ -234,6 +234,8 @@ class JobLogSummary(BaseModel):
     global_batch: int | None = None
     """Samples per optimizer step, accumulation included, as the log prints it (HF's ``Total train batch size``,
     Megatron's ``global batch size``, DeepSpeed's ``train_batch_size``): the last one printed."""
+    time_signal: str | None = None
+    """The ``--signal`` the job's batch script asked for before its time limit (``B:USR1@600``), as printed."""
     resumed: bool = False
     """The log says the job resumed from a checkpoint (``Resuming training from checkpoint``, HF Trainer's
     ``Continuing training from checkpoint``, Lightning's ``Restoring states from the checkpoint path``):

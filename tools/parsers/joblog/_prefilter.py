@@ -40,7 +40,7 @@ CLASSIFY_WORDS: tuple[str, ...] = (
     "quota", "edquot",
     # checkpoints: saved, save took, load and write failures
     "checkpoint", "pytorchstream", "central directory", "loading state_dict", "unexpected eof", "eoferror",
-    "unpickling", "safetensor", "saving model", "saved state", "saved weights",
+    "unpickling", "safetensor", "saving model", "saved state", "saved weights", "saved /", "saved to /",
     # generic error lines (_GENERIC), exception lines printed without a traceback, a shell's missing program
     "error", "fatal", "critical", "segmentation fault", "core dumped", "illegal instruction", "terminate called",
     "exception", "command not found",
@@ -76,8 +76,9 @@ class Gates(NamedTuple):
         resume = "checkpoint" in low or "resum" in low or "loading" in low
         # progress_fields: a step/iteration with a loss or epoch, or an epoch with a loss
         step, loss, epoch = "step" in low or "iter" in low, "loss" in low, "epoch" in low
-        # rates.global_batch: "total train batch size", "global batch size", "train_batch_size"
-        batch = "batch" in low
+        # rates.global_batch ("total train batch size", "global batch size", "train_batch_size") and
+        # rates.time_signal ("#SBATCH --signal=...", an echoed "sbatch --signal")
+        batch = "batch" in low or "--signal" in low
         return Gates(classify, resume, (step and (loss or epoch)) or (epoch and loss), batch)
 
 

@@ -25,7 +25,7 @@ from datetime import datetime
 
 from tools.models.logs import JobLogEventBase, JobLogSummary, NcclRemoteErrorEvent, make_job_log_event
 from tools.parsers.joblog._prefilter import Gates
-from tools.parsers.joblog.rates import global_batch
+from tools.parsers.joblog.rates import global_batch, time_signal
 from tools.parsers.joblog.job_log_lines import (
     classify,
     exception_type,
@@ -177,6 +177,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
     loading: str | None = None  # the checkpoint a resume said it is loading: what a load failure is about
     resumed = False
     batch_size: int | None = None
+    signal: str | None = None
 
     def emit(kind: str, line: int, rank: int | None, ts: datetime | None, message: str,
              exc: str | None = None, fields: dict[str, str] | None = None) -> None:
@@ -259,9 +260,13 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
         gates = Gates.of(stripped) if prefilter else _ALL
         if gates.batch and (batch := global_batch(stripped)) is not None:
             batch_size = batch
+        if gates.batch and signal is None:
+            signal = time_signal(stripped)
         if gates.resume and not resumed and _RESUMED.search(stripped):
             resumed = True
         if gates.resume and (resume := _RESUMING.search(stripped)) is not None:
+            # "resuming from /ckpt/step_26000": a resume of the run, though the word checkpoint is not printed
+            resumed = resumed or resume.group(0)[:6].lower() in ("resumi", "resume", "restor")
             target = _LINK_TARGET.search(stripped, resume.end())  # "latest -> step_038000": the file read
             loading = (target["path"] if target else resume["path"])[:500]
         found = classify(stripped) if gates.classify else []
@@ -286,7 +291,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
     events.sort(key=lambda e: e.line)
     summary = JobLogSummary(
         job=job, file=path, lines=len(text.splitlines()), last_timestamp=last_ts,
-        last_step=getattr(progress, "step", None), resumed=resumed, global_batch=batch_size, untimed_progress_after=untimed_progress,
+        last_step=getattr(progress, "step", None), resumed=resumed, global_batch=batch_size, time_signal=signal, untimed_progress_after=untimed_progress,
         events=len(events),
         kinds=dict(seen),
         hosts=list(hosts),

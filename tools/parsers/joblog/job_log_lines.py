@@ -98,6 +98,12 @@ _CKPT_SAVED = re.compile(
     r"\b(?:saved checkpoint|checkpoint saved|saving model checkpoint|saving model to|saved model checkpoint|"
     r"saved (?:dcp|sharded|distributed|async|fsdp|deepspeed|full) checkpoint|"
     r"saved (?:state|weights) to)\b", re.IGNORECASE)
+_SAVED_PATH = re.compile(
+    r"\bsaved\s+(?:to\s+)?(?P<path>/[^\s'\"(),]*(?:ckpt|checkpoint|step[_-]?\d|global_step|iter_\d|epoch[_=-]?\d|"
+    r"\.pt\b|\.pth\b|\.safetensors\b|\.distcp\b)[^\s'\"(),]*)", re.IGNORECASE)
+"""A save naming only its path (``saved /ckpt/run/step_52000 in 216.2 s``): the path must look like a checkpoint."""
+_TOOK_AFTER = re.compile(r"\s*(?:in|took)\s+(?P<s>\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)\b", re.IGNORECASE)
+"""``in 216.2 s`` right after a saved path."""
 _ABS_PATH = re.compile(r"""(?:(?<=[\s'"=:])|^)(?P<path>/[^\s'"(),]+)""")
 """A completed (or, for Lightning/HF's "saving model ... to", started) checkpoint save naming its path."""
 _CKPT_SAVED_ITER = re.compile(
@@ -309,14 +315,15 @@ def classify(message: str) -> list[Classified]:
         return [("checkpoint_saved", None, {"save_s": took["s"]})]
     if mega:
         return [("checkpoint_saved", None, {"path": mega["path"][:400], "step": str(int(mega["step"]))})]
-    saved = _CKPT_SAVED.search(message)
+    saved = _CKPT_SAVED.search(message) or _SAVED_PATH.search(message)
     if saved and not _FAILURE_WORDS.search(message):
-        path = _ABS_PATH.search(message, saved.end())
+        path = _ABS_PATH.search(message, saved.start(0) + 5)
         if path:
             fields = checkpoint_fields(path["path"])
             step = re.search(r"\bstep[=: ]\s*(\d+)", message, re.IGNORECASE)
             if step:
                 fields["step"] = str(int(step.group(1)))
+            took = took or _TOOK_AFTER.match(message, path.end())
             if took:
                 fields["save_s"] = took["s"]
             return [("checkpoint_saved", None, fields)]

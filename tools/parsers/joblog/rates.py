@@ -1,4 +1,5 @@
-"""Training speed printed in progress lines: samples/s, tokens/s, step time and the global batch.
+"""Training speed printed in progress lines: samples/s, tokens/s, step time and the global batch; and the
+time-limit signal a batch script asked for.
 
 Shapes (public trainers' own output): Hugging Face Trainer's log dicts (``'train_samples_per_second':
 401.3``) and start banner (``Total train batch size (w. parallel, distributed & accumulation) = 2,048``);
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["rate_fields", "global_batch"]
+__all__ = ["rate_fields", "global_batch", "time_signal"]
 
 _NUM = r"(?P<v>\d[\d,]*(?:\.\d+)?)"
 _SAMPLES = re.compile(
@@ -56,3 +57,13 @@ def global_batch(message: str) -> int | None:
     """The global batch (samples per optimizer step, accumulation included) a line prints, or None."""
     m = _BATCH.search(message)
     return int(m["v"].replace(",", "")) if m is not None else None
+
+
+_SIGNAL = re.compile(r"--signal[= ](?P<sig>(?:[BR]:)?\w+@\d+)")
+
+
+def time_signal(message: str) -> str | None:
+    """The ``--signal`` a batch script asks for before its time limit (``B:USR1@600``) as a line of the job's
+    output prints it (``#SBATCH --signal=B:USR1@600``, an echoed sbatch line), or None."""
+    m = _SIGNAL.search(message)
+    return m["sig"] if m is not None else None

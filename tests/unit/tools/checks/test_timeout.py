@@ -43,14 +43,35 @@ def test_long_job_timing_out_without_checkpoint_fires(make_facts):
     assert "ran 720 min; threshold 30 min" in f.message
 
 
+def _causes(findings):
+    return [f for f in findings if f.root_cause != "healthy"]
+
+
 def test_job_that_saved_checkpoints_does_not_fire(make_facts):
+    # one save 39 min before the limit, no signal asked for: within what periodic saving risks, nothing claimed
     assert check_job_timeout_without_checkpoint(_facts(make_facts, WITH_CKPT), TimeoutConfig()) == []
+
+
+SIGNALLED = ("#SBATCH --time=12:00:00 --signal=B:USR1@300\n" + WITH_CKPT)
+PLANNED = WITH_CKPT.replace("2026-11-29 07:01:10,000 | INFO | gnnwx | saved checkpoint to /proj/scratch/ivan/gnnwx/ckpt/epoch_009.pt",
+                            "2026-11-29 07:36:10,000 | INFO | gnnwx | USR1: saved checkpoint to /proj/scratch/ivan/gnnwx/ckpt/last.pt")
+
+
+def test_a_save_at_the_limit_is_by_design_and_a_signal_with_no_save_after_it_lost_the_work(make_facts):
+    (f,) = check_job_timeout_without_checkpoint(_facts(make_facts, PLANNED), TimeoutConfig())
+    assert f.root_cause == "healthy" and f.culprits == ["job:51650"] and f.suggested_actions == []
+    assert "saved a checkpoint (/proj/scratch/ivan/gnnwx/ckpt/last.pt) before its limit" in f.message
+    (g,) = check_job_timeout_without_checkpoint(_facts(make_facts, SIGNALLED), TimeoutConfig())
+    assert g.root_cause == "timeout_without_checkpoint" and "asked for --signal=B:USR1@300" in g.message
+    assert "39 min after its last checkpoint" in g.message
+    assert [(a.type, a.checkpoint) for a in g.suggested_actions][:1] == [
+        ("resubmit_from_checkpoint", "/proj/scratch/ivan/gnnwx/ckpt/epoch_009.pt")]
 
 
 def test_short_debug_job_is_below_threshold_even_with_its_log(make_facts):
     # Before the fix the log line bypassed min_elapsed_min and the debug job was reported.
     findings = check_job_timeout_without_checkpoint(_facts(make_facts, WITH_CKPT), TimeoutConfig())
-    assert [f.culprits for f in findings] == []
+    assert [f.culprits for f in _causes(findings)] == [] and "job:51651" not in str([f.culprits for f in findings])
 
 
 def test_node_failure_cancel_is_not_a_timeout(make_facts):
@@ -112,7 +133,8 @@ def test_a_run_whose_next_job_resumed_from_a_checkpoint_did_save_one(make_facts)
         facts = make_facts(("slurm/sacct.txt", "sacct-text", SACCT + NEXT), ("slurm/squeue.txt", "squeue-text", SQUEUE_NEXT),
                            (LOG, "job-log", NO_CKPT), (next_log, "job-log", line),
                            **{LOG: {"job": "51650"}, next_log: {"job": "51702"}})
-        assert check_job_timeout_without_checkpoint(facts, TimeoutConfig()) == [], shape
+        (f,) = check_job_timeout_without_checkpoint(facts, TimeoutConfig())
+        assert f.root_cause == "healthy" and "job 51702 of the same run resumed" in f.message, shape
     # A next job that started from scratch leaves the loss standing.
     facts = make_facts(("slurm/sacct.txt", "sacct-text", SACCT + NEXT), (LOG, "job-log", NO_CKPT),
                        (next_log, "job-log", "2026-11-29 07:46:02 | INFO | epoch 0 | iter 1/3561 | loss 2.9 |\n"),

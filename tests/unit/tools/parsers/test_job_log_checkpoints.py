@@ -105,3 +105,18 @@ def test_a_shard_missing_from_the_checkpoint_being_loaded_is_a_load_failure_nami
     # A data file missing after a resume is not the checkpoint's.
     other = RESUME + "FileNotFoundError: [Errno 2] No such file or directory: '/data/shards/train-00417.arrow'\n"
     assert not [e for e in parse_job_log(other, path="x.log", job="7") if getattr(e, "kind", None) == "checkpoint_load_failure"]
+
+
+def test_a_save_naming_only_its_checkpoint_path_and_a_resume_from_a_bare_path() -> None:
+    from tools.parsers.joblog.job_log import parse_job_log
+    text = ("[2026-01-20 06:30:11] trap USR1: time limit in 600 s, saving\n"
+            "[2026-01-20 06:33:47] saved /lustre/lm/u/run7/ckpt/step_52000 in 216.2 s (64/64 shards)\n"
+            "[2026-01-20 06:34:00] saved /home/u/plots/loss.png\n")  # not a checkpoint path
+    *events, summary = parse_job_log(text, path="a.log", job="1")
+    saves = [e for e in events if e.kind == "checkpoint_saved"]
+    assert [(e.path, e.save_s) for e in saves] == [("/lustre/lm/u/run7/ckpt/step_52000", 216.2)]
+    *_, resumed = parse_job_log("[2026-01-20 06:45:02] resuming from /lustre/lm/u/run7/ckpt/step_52000 (verified)\n",
+                                path="b.log", job="2")
+    assert resumed.resumed
+    *_, fine_tune = parse_job_log("Loading weights from /models/base-7b/model.safetensors\n", path="c.log", job="3")
+    assert not fine_tune.resumed  # loading base weights is not a resume of the run

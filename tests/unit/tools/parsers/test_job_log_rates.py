@@ -40,3 +40,16 @@ def test_the_summary_keeps_the_last_global_batch_and_the_progress_event_its_rate
     assert summary.global_batch == 2048
     (progress,) = events
     assert (progress.kind, progress.samples_per_s, progress.step_time_s, progress.loss) == ("progress", 401.3, 5.1, "1.0371")
+
+
+@pytest.mark.parametrize(("line", "signal"), [
+    ("#SBATCH --signal=B:USR1@600", "B:USR1@600"),
+    ("[2026-01-19 06:41:52] segment start | #SBATCH --time=1-00:00:00 --signal=USR1@300 --dependency=singleton", "USR1@300"),
+    ("sbatch --signal R:TERM@120 train.sh", "R:TERM@120"),
+    ("#SBATCH --time=1-00:00:00", None),
+])
+def test_the_time_limit_signal_a_batch_script_asks_for(line: str, signal: str | None) -> None:
+    from tools.parsers.joblog.rates import time_signal
+    assert time_signal(line) == signal
+    *_, summary = parse_job_log(line + "\n", path="a.log", job="1")
+    assert summary.time_signal == signal
