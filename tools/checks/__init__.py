@@ -18,6 +18,7 @@ from tools.checks.base import CheckSpec
 from tools.checks.checkpoint_stall import CheckpointStallConfig, check_checkpoint_stall
 from tools.checks.checkpoint_corrupt import CheckpointConfig, check_checkpoint_load_failure
 from tools.checks.controller import ControllerConfig, check_controller_unreachable
+from tools.checks.controller_probes import ControllerProbeConfig, check_controller_probe_noise
 from tools.checks.fs_unavailable import FsUnavailableConfig, check_fs_unavailable
 from tools.checks.fabric_drop import FabricDropConfig, check_fabric_drop
 from tools.checks.gpu_access_lost import GpuAccessLostConfig, check_gpu_access_lost
@@ -159,6 +160,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                                  needs=("job_log_events",)),
     "job_timeout_without_checkpoint": CheckSpec(check_job_timeout_without_checkpoint, TimeoutConfig,
                                                 "job hit its time limit with no checkpoint", needs=("acct", "jobs", "job_log_events")),
+    "controller_probe_noise": CheckSpec(check_controller_probe_noise, ControllerProbeConfig,
+                                        "slurmctld Zero Bytes errors from a TCP health check's regular probes",
+                                        needs=("kernel_events",)),
     "fs_unavailable": CheckSpec(check_fs_unavailable, FsUnavailableConfig,
                                 "file system unreachable: one node's client down, or servers down for everyone",
                                 needs=("kernel_events", "job_log_events", "lfs_df")),

@@ -19,7 +19,7 @@ from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import HostFaultEvent, PcieEvent, SlurmNodeEvent, XidEvent
 from tools.platform import node_ref
 
-__all__ = ["UnexplainedConfig", "unexplained_signals"]
+__all__ = ["UnexplainedConfig", "unexplained_signals", "node_signal"]
 
 _NODE_KINDS = ("generic", "gpu_driver", "pcie_error", "slurm_node", "gpu_stack", "xid", "hung_task", "fs_client",
                "host_fault")
@@ -33,7 +33,8 @@ class UnexplainedConfig(CheckConfig):
     min_signals: int = 1
 
 
-def _node_signal(ev: object) -> bool:
+def node_signal(ev: object) -> bool:
+    """Whether a kernel/syslog event is an error-level signal that needs a finding to explain it."""
     kind = getattr(ev, "kind", "")
     if kind not in _NODE_KINDS:
         return False
@@ -70,7 +71,7 @@ def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedC
     for ev in facts.kernel_events:
         if isinstance(ev, XidEvent) and xid_class(ev.xid) == "application" and ev.file in app_files:
             continue
-        if ev.node and ev.node not in named and _node_signal(ev):
+        if ev.node and ev.node not in named and node_signal(ev):
             nodes[ev.node] = nodes.get(ev.node, 0) + 1
             if len(evidence) < cfg.max_evidence:
                 evidence.append(kernel_evidence(ev))

@@ -219,7 +219,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
         if len(hosts) < 1024 and ":" in stripped[:70] and (host := prefix_host(stripped)) is not None:
             hosts[host] = None
         ts = find_timestamp(stripped)
-        last_ts = ts or last_ts
+        if ts is not None and (last_ts is None or ts > last_ts):
+            last_ts = ts  # the newest time printed: lines written out of order (an async save's) do not rewind it
         if ts is not None:
             untimed_progress = 0
         elif "loss" in stripped:  # training progress printed without a time (HF's {'loss': ...} dicts)

@@ -95,7 +95,7 @@ _CKPT_LOAD = re.compile(
 )
 _SAVING = re.compile(r"checkpoint|torch\.save|\bsav(?:e|ing)\b|\.(?:pt|pth|ckpt|safetensors|bin)\b", re.IGNORECASE)
 _CKPT_SAVED = re.compile(
-    r"\b(?:saved checkpoint|checkpoint saved|saving model checkpoint|saving model to|saved model checkpoint|"
+    r"\b(?:saved checkpoint|checkpoint (?:(?:at )?(?:step|iter(?:ation)?|epoch)[ _=-]?\d+ )?saved|saving model checkpoint|saving model to|saved model checkpoint|"
     r"saved (?:dcp|sharded|distributed|async|fsdp|deepspeed|full) checkpoint|"
     r"saved (?:state|weights) to)\b", re.IGNORECASE)
 _SAVED_PATH = re.compile(
@@ -110,7 +110,8 @@ _CKPT_SAVED_ITER = re.compile(
     r"successfully saved checkpoint (?:from|at) iteration\s+(?P<step>\d+) to (?P<path>/[^\s'\"(),\[]+)", re.IGNORECASE)
 """Megatron-LM's save line: the step is the iteration, the path the checkpoint directory."""
 _CKPT_TOOK = re.compile(
-    r"(?:(?:finished|done) saving (?:the )?checkpoint|saved (?:the )?checkpoint|checkpoint saved)\b.{0,80}?"
+    r"(?:(?:finished|done) saving (?:the )?checkpoint|saved (?:the )?checkpoint|"
+    r"checkpoint (?:(?:at )?(?:step|iter(?:ation)?|epoch)[ _=-]?\d+ )?saved)\b.{0,80}?"
     r"(?:\bin|\btook|,)\s*(?P<s>\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)\b", re.IGNORECASE)
 """A save that says how long it took (torchtitan's ``Finished saving the checkpoint … in 701.20 seconds``,
 ``saved … (98.2 GB, 266.4s)``): the seconds the job stood still when the save is synchronous."""
