@@ -55,6 +55,7 @@ from tools.checks.k8s_pod_spec_unschedulable import K8sPodSpecConfig, check_k8s_
 from tools.checks.k8s_quota_exceeded import K8sQuotaConfig, check_k8s_quota_exceeded
 from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
 from tools.checks.nccl import NcclConfig, check_nccl_collective_failure
+from tools.checks.nic_pcie_link import NicPcieLinkConfig, check_nic_pcie_link
 from tools.checks.node_config import NodeConfigConfig, check_node_config_mismatch
 from tools.checks.node_failure_history import NodeHistoryConfig, check_node_failure_history
 from tools.checks.node_clock import NodeClockConfig, check_node_clock
@@ -94,6 +95,8 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "gpu_pcie_link": CheckSpec(check_gpu_pcie_link, PcieLinkConfig,
                                "a GPU's PCIe link trained narrower/slower than it can run, or replaying packets",
                                needs=("gpu_status", "gpu_samples", "kernel_events")),
+    "nic_pcie_link": CheckSpec(check_nic_pcie_link, NicPcieLinkConfig,
+                               "a network adapter on a PCIe link trained below its capability", needs=("kernel_events",)),
     "interconnect_link_down": CheckSpec(check_interconnect_link_down, InterconnectConfig,
                                         "InfiniBand/RoCE link down or flapping, NVLink errors, IB counters, NIC transport errors",
                                         needs=_LOGS + ("gpu_samples",)),

@@ -17,6 +17,7 @@ from tools.checks.base import CheckConfig, kernel_evidence
 from tools.facts import Facts
 from tools.facts.queries import affected_jobs
 from tools.knowledge.dcgm import PCIE_REPLAY
+from tools.knowledge.host import nic_driver
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import PcieEvent
@@ -102,8 +103,8 @@ def _kernel(facts: Facts, nodes: dict[str, _Node], gpus: dict[str, set[str]]) ->
     # A GPU's address is also any PCI address an Xid names on that node (NVRM prints it with each Xid).
     xid_pci = {(e.node, (e.pci or "")[-12:]) for e in facts.kernel_events_of("xid") if getattr(e, "pci", None)}
     for e in facts.kernel_events_of("pcie_error"):
-        if not isinstance(e, PcieEvent) or not e.node:
-            continue
+        if not isinstance(e, PcieEvent) or not e.node or nic_driver(e.message):
+            continue  # a network adapter's own line: nic_pcie_link's
         gpu_address = ((e.pci or "")[-12:] in gpus.get(e.node, set()) or e.message.startswith("nvidia ")
                        or (e.node, (e.pci or "")[-12:]) in xid_pci)
         if e.what == "link_degraded" and (gpu_address or not gpus.get(e.node)):

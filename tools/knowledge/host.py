@@ -18,7 +18,18 @@ if TYPE_CHECKING:  # facts import the parsers, which read this module's field li
     from tools.facts import Facts
 
 __all__ = ["cpu_busy_share", "cpu_busy_nodes", "iowait_nodes", "mode_shares", "load_per_cpu", "CREDENTIAL_TIME",
-           "CLOCK_TROUBLE"]
+           "CLOCK_TROUBLE", "NIC_DRIVERS", "nic_driver"]
+
+NIC_DRIVERS = ("mlx5_core", "mlx4_core", "bnxt_en", "bnxt_re", "ice", "irdma", "i40e", "ixgbe", "hfi1", "cxi_core",
+               "cxi_ss1", "efa", "qede", "qedr", "ionic", "sfc", "mlx5_ib")
+"""Linux drivers of InfiniBand / RoCE / Ethernet / Slingshot / Omni-Path adapters: a kernel line they print
+about a PCI address is about a network adapter, not a GPU."""
+
+
+def nic_driver(message: str) -> str | None:
+    """The network-adapter driver that printed a kernel line (its first word, ``mlx5_core 0000:4b:00.0: …``)."""
+    first = message.split(" ", 1)[0].rstrip(":")
+    return first if first in NIC_DRIVERS else None
 
 CREDENTIAL_TIME = ("expired credential", "rewound credential", "credential replayed")
 """MUNGE refusing a credential for its time (``Munge decode failed: Expired credential``): a clock is off by
