@@ -19,6 +19,13 @@ from tools.models.logs import JobLogEventBase, NcclRemoteErrorEvent, NcclTimeout
 
 __all__ = ["NcclConfig", "check_nccl_collective_failure", "NCCL_CONFIG_ERRORS"]
 
+NCCL_USAGE_ERRORS = re.compile(
+    r"collective mismatch|ncclInvalidUsage|ncclInvalidArgument|invalid usage|Detected mismatch between collectives|"
+    r"CollectiveFingerPrint|mismatched (?:collective|sizes)",
+    re.IGNORECASE)
+"""The program called collectives that do not match across ranks (NCCL's ``NET/IB : … collective mismatch error,
+local size X remote size Y``, ``ncclInvalidUsage``; torch's TORCH_DISTRIBUTED_DEBUG ``Detected mismatch between
+collectives on ranks``): a bug in the job, whatever network it ran over."""
 NCCL_CONFIG_ERRORS = re.compile(
     r"no socket interface found|NCCL_SOCKET_IFNAME|NCCL_IB_HCA|no (?:IB|RoCE)? ?devices? found|"
     r"Bootstrap : no socket|invalid (?:value|NCCL_)|unknown (?:NCCL_|network)|NET/Plugin: .*not found|"
@@ -78,6 +85,19 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
                                               reason="NCCL configuration (NCCL_SOCKET_IFNAME / NCCL_IB_HCA) names "
                                                      "interfaces these nodes do not have")],
             ))
+            continue
+        usage = [e for e in others + [t for t in facts.job_events_of("traceback") if t.job == job]
+                 if NCCL_USAGE_ERRORS.search(e.message)]
+        if usage and not remote:
+            findings.append(Finding(
+                check="nccl_collective_failure", root_cause="user_code_error",
+                message=f"job {job}: its ranks called collectives that do not match ({usage[0].message[:140]}): a bug "
+                        "in the program's collective order or sizes, not the network",
+                culprits=job_culprits([job]), evidence=[log_evidence(e) for e in usage[:3]],
+                strength="symptom", confidence=confidence("symptom", corroborated=len(usage) >= 2),
+                suggested_actions=[ActionSpec(type="notify_owner", job=job,
+                                              reason="mismatched collectives across ranks (run with "
+                                                     "TORCH_DISTRIBUTED_DEBUG=DETAIL to see which)")]))
             continue
         if not timeouts and not remote and all("NCCL WARN" in e.message for e in others):
             continue  # warnings alone (e.g. "Failed to open libibverbs.so" before a socket fallback) are no failure

@@ -140,3 +140,21 @@ def test_a_remote_exit_when_a_peer_pod_was_signalled_is_not_the_fabric(make_fact
         pods = api_list("PodList", [pod("asr-master-0", node_name="g1", owner=("PyTorchJob", "asr")), worker])
         facts = make_facts(("k8s/pods.json", "k8s-json", pods), (key, "job-log", line), **{key: {"job": "ml/asr-master-0"}})
         assert bool(check_nccl_collective_failure(facts, NcclConfig())) is fires, exit_code
+
+
+# torch's DistBackendError for ncclInvalidUsage (a rank passing a tensor of another size), no network error.
+INVALID_USAGE = """[rank5]: Traceback (most recent call last):
+[rank5]:   File "/work/train.py", line 211, in <module>
+[rank5]:     dist.all_reduce(grads)
+[rank5]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.18.1
+[rank5]: ncclInvalidUsage: This usually reflects invalid usage of NCCL library.
+"""
+
+
+def test_invalid_usage_or_mismatched_collectives_are_the_programs_not_the_networks(make_facts):
+    (f,) = check_nccl_collective_failure(_facts(make_facts, INVALID_USAGE), NcclConfig())
+    assert f.root_cause == "user_code_error" and f.culprits == ["job:74120"]
+    assert [a.type for a in f.suggested_actions] == ["notify_owner"]
+    # with the fabric failing under it as well, the network reading stands
+    (g,) = check_nccl_collective_failure(_facts(make_facts, INVALID_USAGE + REMOTE_BY_IP), NcclConfig())
+    assert g.root_cause == "interconnect_fault"
