@@ -19,6 +19,7 @@ from tools.checks.checkpoint_stall import CheckpointStallConfig, check_checkpoin
 from tools.checks.checkpoint_corrupt import CheckpointConfig, check_checkpoint_load_failure
 from tools.checks.controller import ControllerConfig, check_controller_unreachable
 from tools.checks.controller_probes import ControllerProbeConfig, check_controller_probe_noise
+from tools.checks.fs_locking import FsLockConfig, check_fs_lock_unsupported
 from tools.checks.fs_unavailable import FsUnavailableConfig, check_fs_unavailable
 from tools.checks.fabric_drop import FabricDropConfig, check_fabric_drop
 from tools.checks.gpu_access_lost import GpuAccessLostConfig, check_gpu_access_lost
@@ -166,6 +167,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "controller_probe_noise": CheckSpec(check_controller_probe_noise, ControllerProbeConfig,
                                         "slurmctld Zero Bytes errors from a TCP health check's regular probes",
                                         needs=("kernel_events",)),
+    "fs_lock_unsupported": CheckSpec(check_fs_lock_unsupported, FsLockConfig,
+                                     "file locks failing with ENOSYS on one node's mount (noflock/nolock)",
+                                     needs=("job_log_events",)),
     "fs_unavailable": CheckSpec(check_fs_unavailable, FsUnavailableConfig,
                                 "file system unreachable: one node's client down, or servers down for everyone",
                                 needs=("kernel_events", "job_log_events", "lfs_df")),
