@@ -59,6 +59,7 @@ from tools.checks.nccl import NcclConfig, check_nccl_collective_failure
 from tools.checks.nic_pcie_link import NicPcieLinkConfig, check_nic_pcie_link
 from tools.checks.node_config import NodeConfigConfig, check_node_config_mismatch
 from tools.checks.node_failure_history import NodeHistoryConfig, check_node_failure_history
+from tools.checks.node_auth import NodeAuthConfig, check_node_auth_refused
 from tools.checks.node_clock import NodeClockConfig, check_node_clock
 from tools.checks.node_software import NodeSoftwareConfig, check_node_software_fault
 from tools.checks.node_unresponsive import UnresponsiveConfig, check_node_not_responding
@@ -150,6 +151,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "xid_at_cancel": CheckSpec(check_xid_at_cancel, XidAtCancelConfig,
                                "Xid 43/45 logged as a job was cancelled: the kill's echo, not the GPU",
                                needs=("kernel_events", "acct")),
+    "node_auth_refused": CheckSpec(check_node_auth_refused, NodeAuthConfig,
+                                   "slurmctld refusing a node's messages as unauthentic (its MUNGE key differs)",
+                                   needs=("kernel_events",)),
     "node_clock": CheckSpec(check_node_clock, NodeClockConfig,
                             "a node whose drifted clock makes every job credential look expired or rewound",
                             needs=("kernel_events", "job_log_events")),
