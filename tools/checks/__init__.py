@@ -23,6 +23,7 @@ from tools.checks.fs_locking import FsLockConfig, check_fs_lock_unsupported
 from tools.checks.fs_unavailable import FsUnavailableConfig, check_fs_unavailable
 from tools.checks.fabric_drop import FabricDropConfig, check_fabric_drop
 from tools.checks.gpu_access_lost import GpuAccessLostConfig, check_gpu_access_lost
+from tools.checks.gpu_app_clocks import GpuAppClocksConfig, check_gpu_app_clocks
 from tools.checks.gpu_busy_unowned import GpuBusyUnownedConfig, check_gpu_busy_unowned
 from tools.checks.gpu_oom import GpuOomConfig, check_job_cuda_oom
 from tools.checks.gpu_pcie_link import PcieLinkConfig, check_gpu_pcie_link
@@ -91,6 +92,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "gpu_access_lost": CheckSpec(check_gpu_access_lost, GpuAccessLostConfig,
                                  "jobs or containers that cannot see GPUs their node still reads (device access lost)",
                                  needs=("job_log_events",)),
+    "gpu_app_clocks": CheckSpec(check_gpu_app_clocks, GpuAppClocksConfig,
+                                "GPUs held down by applications clocks left set (a straggler by configuration)",
+                                needs=_GPU),
     "gpu_busy_unowned": CheckSpec(check_gpu_busy_unowned, GpuBusyUnownedConfig,
                                   "a GPU at work on a node where the scheduler runs nothing (inconclusive)",
                                   needs=_GPU),
