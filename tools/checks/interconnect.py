@@ -255,6 +255,15 @@ def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[
                 suggested_actions=take_out_of_service(facts, ref, f"host network down: {what[:80]}") + follow,
             ))
             continue
+        running = _unhurt_jobs(facts, node, n)
+        if running:
+            findings.append(Finding(
+                check="interconnect_link_down", root_cause="healthy",
+                message=f"{what} on {node}, but slurmd answers and job(s) {', '.join(running[:3])} there run on, their "
+                        "logs free of network errors: an Ethernet port off the job's path (a second port, a cable being worked "
+                        "on); fix it at leisure, nothing to drain or resubmit",
+                culprits=[ref.culprit], evidence=n.evidence[:4], strength="state", confidence=0.3))
+            continue
         findings.append(Finding(
             check="interconnect_link_down", root_cause="interconnect_fault",
             message=f"{len(n.evidence)} link fault event(s) on {node}: {what} (threshold {cfg.min_link_down})",
@@ -263,6 +272,34 @@ def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[
             suggested_actions=take_out_of_service(facts, ref, f"interconnect fault: {what[:80]}") + follow,
         ))
     return findings
+
+
+_PCI_FN = re.compile(r"\b([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d)\b", re.IGNORECASE)
+_HURT = ("nccl_timeout", "nccl_remote_error", "traceback")
+
+
+def _unhurt_jobs(facts: Facts, node: str, n: _Node) -> list[str]:
+    """Jobs running on ``node`` that its faults left alone, when every fault is an Ethernet port (or a cable
+    module of the same PCI function) and slurmd still answers: each job RUNNING, its log read and free of NCCL
+    timeouts, remote errors and tracebacks. Empty otherwise (including when no job runs there)."""
+    slurm = facts.node(node)
+    if slurm is None or slurm.not_responding or not n.events or not all(isinstance(e, LinkEvent) for e in n.events):
+        return []
+    eth_fns = {m.group(1) for e in facts.kernel_events_on(node) if isinstance(e, LinkEvent) and e.link_type == "ethernet"
+               and (m := _PCI_FN.search(e.message))}
+    for e in n.events:
+        fn = _PCI_FN.search(e.message)
+        if e.link_type != "ethernet" and not (fn and fn.group(1) in eth_fns):  # type: ignore[union-attr]
+            return []
+    jobs = facts.jobs_on_node(node, states=None)
+    if not jobs or any((j.state or "") != "RUNNING" for j in jobs):
+        return []
+    logged = {s.job for s in facts.job_logs if s.job}
+    if any(j.job_id not in logged for j in jobs):
+        return []  # a job whose log was not read may be failing: nothing says it is unhurt
+    if any(ev.kind in _HURT for j in jobs for ev in facts.job_events(j.job_id)):
+        return []
+    return [j.job_id for j in jobs]
 
 
 def _host_network_lost(facts: Facts, node: str, n: _Node) -> bool:

@@ -314,3 +314,29 @@ def test_an_ib_port_down_as_well_keeps_the_fabric_fault(make_facts):
     log = BOND_LOST + "Nov 28 10:15:10 gpu012 kernel: mlx5_core 0000:ca:00.0 mlx5_0: Port: 1 Link DOWN\n"
     (f,) = check_interconnect_link_down(_with_sinfo(make_facts, log, SINFO_NR), InterconnectConfig())
     assert f.root_cause == "interconnect_fault"
+
+
+# An `ice` driver's second Ethernet port down on a node whose job logs clean progress (Open MPI over IB).
+ETH_DOWN = "[Mon Mar  4 10:01:02 2026] ice 0000:17:00.1 ens2f1: NIC Link is Down\n"
+NODES_UP = "NodeName=gpu003 Arch=x86_64\n   State=ALLOCATED ThreadsPerCore=2\n"
+
+
+def test_an_ethernet_port_down_under_a_job_that_runs_on_with_a_clean_log_is_not_a_fault(make_facts):
+    clean = "2026-03-04 10:09:00 | step 4100 | loss 1.91\n"
+    broken = clean + "gpu003:1:1 [0] NCCL INFO ... \n[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, Timeout(ms)=600000) ran for 600004 milliseconds before timing out.\n"
+
+    def facts(log: str | None):
+        files = [("slurm/squeue.txt", "squeue-text", SQUEUE), ("slurm/nodes.txt", "scontrol-node-text", NODES_UP),
+                 ("kernel/gpu003.log", "kernel-log", ETH_DOWN)]
+        ctx = {"kernel/gpu003.log": {"node": "gpu003"}}
+        if log is not None:
+            files.append(("logs/73355/out", "job-log", log))
+            ctx["logs/73355/out"] = {"job": "73355"}
+        return make_facts(*files, **ctx)
+
+    (f,) = check_interconnect_link_down(facts(clean), InterconnectConfig())
+    assert f.root_cause == "healthy" and f.culprits == ["node:gpu003"] and f.suggested_actions == []
+    (g,) = check_interconnect_link_down(facts(broken), InterconnectConfig())  # the job timed out: a fault
+    assert g.root_cause == "interconnect_fault"
+    (h,) = check_interconnect_link_down(facts(None), InterconnectConfig())  # its log unread: nothing says unhurt
+    assert h.root_cause == "interconnect_fault"
