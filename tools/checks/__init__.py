@@ -34,6 +34,7 @@ from tools.checks.host_oversubscribed import HostOversubscribedConfig, check_hos
 from tools.checks.host_straggler import HostStragglerConfig, check_host_straggler
 from tools.checks.host_thermal import HostThermalConfig, check_host_thermal_throttle
 from tools.checks.host_oom import HostOomConfig, check_node_host_oom
+from tools.checks.hung_task_transient import HungTaskConfig, check_hung_task_transient
 from tools.checks.input_pipeline import InputPipelineConfig, check_input_pipeline_bound
 from tools.checks.interconnect import InterconnectConfig, check_interconnect_link_down
 from tools.checks.io_bound import IoBoundConfig, check_io_bandwidth_bound
@@ -178,6 +179,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "fs_lock_unsupported": CheckSpec(check_fs_lock_unsupported, FsLockConfig,
                                      "file locks failing with ENOSYS on one node's mount (noflock/nolock)",
                                      needs=("job_log_events",)),
+    "hung_task_transient": CheckSpec(check_hung_task_transient, HungTaskConfig,
+                                     "one burst of hung-task reports while the node's jobs log on: a slow write",
+                                     needs=("kernel_events",)),
     "fs_unavailable": CheckSpec(check_fs_unavailable, FsUnavailableConfig,
                                 "file system unreachable: one node's client down, or servers down for everyone",
                                 needs=("kernel_events", "job_log_events", "lfs_df")),

@@ -53,6 +53,7 @@ def node_signal(ev: object) -> bool:
     return True
 
 
+_GPU_KINDS = ("xid", "gpu_driver", "pcie_error", "gpu_stack")
 _GPU_WORDS = re.compile(r"\bCUDA error|\bECC\b|\bXid\b|\bNVML\b|GPU is lost|fallen off the bus", re.IGNORECASE)
 
 
@@ -68,11 +69,14 @@ def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedC
                  for e in f.evidence if e.file}
     evidence: list[Evidence] = []
     nodes: dict[str, int] = {}
+    gpu_signal_nodes: dict[str, None] = {}
     for ev in facts.kernel_events:
         if isinstance(ev, XidEvent) and xid_class(ev.xid) == "application" and ev.file in app_files:
             continue
         if ev.node and ev.node not in named and node_signal(ev):
             nodes[ev.node] = nodes.get(ev.node, 0) + 1
+            if ev.kind in _GPU_KINDS or _GPU_WORDS.search(ev.message):
+                gpu_signal_nodes[ev.node] = None
             if len(evidence) < cfg.max_evidence:
                 evidence.append(kernel_evidence(ev))
     jobs: dict[str, int] = {}
@@ -97,8 +101,9 @@ def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedC
     where = [f"node {n} ({k})" for n, k in sorted(nodes.items(), key=lambda kv: -kv[1])[:4]]
     where += [f"job {j} ({k})" for j, k in sorted(jobs.items(), key=lambda kv: -kv[1])[:4]]
     where += [f"{e.format} printed an error" for e in slurm[:2]]
+    # A GPU diagnostic only where the unexplained lines are about the GPUs (a hung task or a daemon's error is not).
     actions = [ActionSpec(type="run_gpu_diagnostic", node=n, reason="unexplained error-level kernel lines")
-               for n in list(nodes)[:2] if facts.node(n) is not None or facts.k8s_node(n) is not None]
+               for n in list(gpu_signal_nodes)[:2] if facts.node(n) is not None or facts.k8s_node(n) is not None]
     actions += [ActionSpec(type="run_gpu_diagnostic", node=n, reason="a job's GPU error that no record on the node explains")
                 for n in list(gpu_nodes)[:2] if n not in nodes]
     actions += [ActionSpec(type="notify_owner", job=j, reason="job ended badly with errors Warden cannot explain")
