@@ -41,6 +41,31 @@ def _top_writers(facts: Facts, full: list[LfsDfRow], min_share: float) -> list[t
     return out
 
 
+def _hot_osts_only(facts: Facts, full: list, cfg: StorageFullConfig) -> list[Finding]:
+    """A healthy finding when every full target is an OST (blocks, not inodes) of a file system whose OSTs
+    together are well under ``full_pct`` and no job logged ENOSPC: Lustre's allocator stops placing new objects
+    on a nearly-full OST, so one hot OST is a thing to rebalance, not a fault stopping jobs."""
+    if any(r.kind != "OST" or r.inodes for r in full):
+        return []
+    out: list[Finding] = []
+    for fs in sorted({r.fs or r.uuid.split("-")[0] for r in full}):
+        osts = {r.uuid: r for r in facts.lfs_df if r.kind == "OST" and not r.inodes and (r.fs or r.uuid.split("-")[0]) == fs}
+        total = sum(r.total for r in osts.values())
+        share = 100.0 * sum(r.used for r in osts.values()) / total if total else 100.0
+        if len(osts) < 2 or share > cfg.full_pct - 15:
+            return []
+        hot = sorted({r.uuid.removesuffix("_UUID") for r in full if (r.fs or r.uuid.split("-")[0]) == fs})
+        out.append(Finding(
+            check="storage_full", root_cause="healthy",
+            message=f"{', '.join(hot)} at {max(r.use_pct for r in full):.0f}% while {fs}'s {len(osts)} OSTs hold "
+                    f"{share:.0f}% and no job logged ENOSPC: new objects go to the other OSTs; rebalance or drain the "
+                    "hot OST (lfs_migrate), nothing to stop",
+            culprits=[f"fs:{fs}"], strength="state", confidence=0.3,
+            evidence=[Evidence(text=f"{r.uuid} {r.use_pct:.0f}% used on {r.mount}", metric="lfs df", value=r.use_pct,
+                               unit="%") for r in full[:2]]))
+    return out
+
+
 def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
     """storage_full per file system with a target at or over ``full_pct`` (blocks from `lfs df`,
     inodes from `lfs df -i`), corroborated by ENOSPC / quota / failed-write lines in job logs.
@@ -54,6 +79,8 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
     failed = [e for e in facts.job_events_of("enospc", "checkpoint_write_failure") if "/dev/shm" not in e.message]
     if not full and not [e for e in failed if e.kind == "enospc"]:
         return hosts
+    if full and not failed and (room := _hot_osts_only(facts, full, cfg)):
+        return hosts + room
     # One line can be both kinds ("No space left on device" while saving a .pt): count lines.
     enospc = list({(e.file, e.line): e for e in failed[::-1]}.values())[::-1]  # first event of each line
     victims = [e.job for e in enospc if e.job]

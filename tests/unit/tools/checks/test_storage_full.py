@@ -159,3 +159,24 @@ def test_enospc_lines_writing_to_one_file_system_name_it_without_lfs_df(make_fac
     facts = make_facts(*files, **{f"logs/{j}/err.log": {"job": j} for j in lines})
     (f,) = check_storage_full(facts, StorageFullConfig())
     assert f.culprits[0] == "fs:gpfs1" and "fs:tmp" not in f.culprits
+
+
+def _lfs(pcts: list[int]) -> str:
+    rows = ["UUID                       1K-blocks          Used     Available Use% Mounted on"]
+    for i, p in enumerate(pcts):
+        used = 1_000_000 * p
+        rows.append(f"work-OST{i:04x}_UUID        100000000     {used:>9}     {100000000 - used:>9}  {p}% /work[OST:{i}]")
+    return "\n".join(rows) + "\n"
+
+
+def test_one_hot_ost_on_a_roomy_file_system_with_no_enospc_is_not_a_fault(make_facts):
+    from tools.checks.storage_full import StorageFullConfig, check_storage_full
+    (f,) = check_storage_full(make_facts(("lustre/work/lfs_df.txt", "lfs-df", _lfs([52, 48, 55, 96]))), StorageFullConfig())
+    assert f.root_cause == "healthy" and f.culprits == ["fs:work"] and f.suggested_actions == []
+    # a job that did hit ENOSPC there, or every OST nearly full: the fault stands
+    enospc = "OSError: [Errno 28] No space left on device: '/work/u/run/shard_0042.bin'\n"
+    hit = make_facts(("lustre/work/lfs_df.txt", "lfs-df", _lfs([52, 48, 55, 96])), ("logs/9/out", "job-log", enospc),
+                     **{"logs/9/out": {"job": "9"}})
+    assert [g.root_cause for g in check_storage_full(hit, StorageFullConfig())] == ["storage_full"]
+    crowded = make_facts(("lustre/work/lfs_df.txt", "lfs-df", _lfs([93, 94, 92, 96])))
+    assert [g.root_cause for g in check_storage_full(crowded, StorageFullConfig())] == ["storage_full"]
