@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import gc
 import weakref
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
+from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
 from pydantic import BaseModel
 
 from tools.errors import ParseError, UnknownFormatError
 from tools.facts.model import ArtifactInfo, Facts
+from tools.facts.offload import Offload
 from tools.models.gpu import GpuStatus, MetricSample
 from tools.models.k8s import K8sEvent, K8sNode, K8sPod
 from tools.models.k8s_objects import K8sResourceQuota, K8sWorkload
@@ -113,42 +116,102 @@ def _build(artifacts: Iterable[RawArtifact], *, captured_at: datetime | None, cl
     facts = Facts(captured_at=when, cluster=cluster, unreadable=list(unreadable))
     jobs: dict[str, SlurmJob] = {}
     nodes: dict[str, SlurmNode] = {}
-    for art in arts:
-        info = ArtifactInfo(path=art.path, format=art.format, node=art.node, job=art.job, command=art.command)
-        facts.artifacts.append(info)
-        try:
-            records = parse_artifact(art)
-        except (ParseError, UnknownFormatError) as e:
-            if strict:
-                raise
-            info.read = False
-            facts.unreadable.append(Unreadable(kind="file", path=art.path, format=art.format, node=art.node,
-                                               job=art.job, command=art.command, reason=str(e)[:300]))
-            continue
-        except Exception as e:  # noqa: BLE001 - a parser's own bug on one file degrades the run, never aborts it
-            if strict:
-                raise
-            info.read = False
-            facts.unreadable.append(Unreadable(kind="file", path=art.path, format=art.format, node=art.node,
-                                               job=art.job, command=art.command,
-                                               reason=f"parser failed ({type(e).__name__}): {str(e)[:240]}"))
-            continue
-        info.records = len(records)
-        query = _query_of(art.url)
-        kind = type(records[0]) if records else None
-        if (kind is not None and not issubclass(kind, (SlurmJob, SlurmNode)) and not (query and issubclass(kind, MetricSample))
-                and all(type(rec) is kind for rec in records)):
-            getattr(facts, _route(records[0])).extend(records)  # one kind (a DCGM page, a log's events): one route
-            continue
-        for rec in records:
-            if query and isinstance(rec, MetricSample) and not rec.name:
-                rec.name = query  # a PromQL expression's result (rate(...), 100 - avg(...)) is named by it
-            if isinstance(rec, SlurmJob):
-                jobs[rec.job_id] = _merge(jobs[rec.job_id], rec) if rec.job_id in jobs else rec
-            elif isinstance(rec, SlurmNode):
-                nodes[rec.name] = _merge(nodes[rec.name], rec) if rec.name in nodes else rec
-            else:
-                getattr(facts, _route(rec)).append(rec)
+    # A large cluster's Slurm outputs and kernel logs are parsed in a second process meanwhile
+    # (tools.facts.offload); their records are used in the artifacts' order all the same.
+    offload = None if strict else Offload()
+    waiting: deque[tuple[RawArtifact | _Meta, ArtifactInfo, Any]] = deque()
+    try:
+        for art in arts:
+            info = ArtifactInfo(path=art.path, format=art.format, node=art.node, job=art.job, command=art.command)
+            facts.artifacts.append(info)
+            if offload is not None and offload.wants(art):
+                waiting.append((art, info, offload.submit(art)))
+                continue
+            if not waiting:
+                _apply(facts, jobs, nodes, art, info, lambda a=art: parse_artifact(a), strict=strict)
+                continue
+            ticket = _parsed_here(art)
+            waiting.append((ticket[2], info, ticket))
+            while waiting and Offload.ready(waiting[0][2]):
+                _apply_waiting(facts, jobs, nodes, waiting.popleft(), offload, strict=strict)
+        while waiting:
+            _apply_waiting(facts, jobs, nodes, waiting.popleft(), offload, strict=strict)
+    finally:
+        if offload is not None:
+            offload.close()
     facts.jobs = list(jobs.values())
     facts.nodes = list(nodes.values())
     return facts
+
+
+class _Meta(NamedTuple):
+    """What _apply reads of an artifact besides its bytes (kept while it waits, without the bytes)."""
+
+    path: str
+    format: str
+    node: str | None
+    job: str | None
+    command: str | None
+    url: str | None
+
+
+def _parsed_here(art: RawArtifact) -> tuple[None, list[BaseModel] | BaseException, _Meta]:
+    """A ticket for an artifact parsed in this process while earlier ones are still in the worker."""
+    meta = _Meta(art.path, art.format, art.node, art.job, art.command, art.url)
+    try:
+        return (None, parse_artifact(art), meta)
+    except Exception as e:  # noqa: BLE001 - raised again, in order, by _apply
+        return (None, e, meta)
+
+
+def _apply_waiting(facts: Facts, jobs: dict[str, SlurmJob], nodes: dict[str, SlurmNode],
+                   item: tuple[RawArtifact | _Meta, ArtifactInfo, Any], offload: Offload | None, *, strict: bool) -> None:
+    art, info, ticket = item
+
+    def records() -> list[BaseModel]:
+        if ticket[0] is None:  # parsed here
+            if isinstance(ticket[1], BaseException):
+                raise ticket[1]
+            return ticket[1]
+        assert offload is not None
+        return offload.records(ticket)
+
+    _apply(facts, jobs, nodes, art, info, records, strict=strict)
+
+
+def _apply(facts: Facts, jobs: dict[str, SlurmJob], nodes: dict[str, SlurmNode], art: RawArtifact | _Meta,
+           info: ArtifactInfo, parse: Callable[[], list[BaseModel]], *, strict: bool) -> None:
+    """Parse one artifact (``parse``) and route its records into ``facts`` (jobs and nodes merged by id)."""
+    try:
+        records = parse()
+    except (ParseError, UnknownFormatError) as e:
+        if strict:
+            raise
+        info.read = False
+        facts.unreadable.append(Unreadable(kind="file", path=art.path, format=art.format, node=art.node,
+                                           job=art.job, command=art.command, reason=str(e)[:300]))
+        return
+    except Exception as e:  # noqa: BLE001 - a parser's own bug on one file degrades the run, never aborts it
+        if strict:
+            raise
+        info.read = False
+        facts.unreadable.append(Unreadable(kind="file", path=art.path, format=art.format, node=art.node,
+                                           job=art.job, command=art.command,
+                                           reason=f"parser failed ({type(e).__name__}): {str(e)[:240]}"))
+        return
+    info.records = len(records)
+    query = _query_of(art.url)
+    kind = type(records[0]) if records else None
+    if (kind is not None and not issubclass(kind, (SlurmJob, SlurmNode)) and not (query and issubclass(kind, MetricSample))
+            and all(type(rec) is kind for rec in records)):
+        getattr(facts, _route(records[0])).extend(records)  # one kind (a DCGM page, a log's events): one route
+        return
+    for rec in records:
+        if query and isinstance(rec, MetricSample) and not rec.name:
+            rec.name = query  # a PromQL expression's result (rate(...), 100 - avg(...)) is named by it
+        if isinstance(rec, SlurmJob):
+            jobs[rec.job_id] = _merge(jobs[rec.job_id], rec) if rec.job_id in jobs else rec
+        elif isinstance(rec, SlurmNode):
+            nodes[rec.name] = _merge(nodes[rec.name], rec) if rec.name in nodes else rec
+        else:
+            getattr(facts, _route(rec)).append(rec)
