@@ -93,8 +93,8 @@ def _plain_items(lines: list[str]) -> list[dict[str, Any]] | None:
     end = len(lines)
     while end and not lines[end - 1]:
         end -= 1  # trailing empty lines (the file's last newline) mean nothing to YAML
-    if not end or lines[0] != "job_stats:":
-        return None
+    if end < 2 or lines[0] != "job_stats:":
+        return None  # (an empty target's bare "job_stats:" is YAML's to read: a few of them per file)
     items: list[dict[str, Any]] = []
     job, key, flow, pair = _JOB_LINE.fullmatch, _KEY_LINE.fullmatch, _FLOW_LINE.fullmatch, _FLOW_PAIR.findall
     for i in range(1, end):
