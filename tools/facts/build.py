@@ -136,9 +136,12 @@ def _build(artifacts: Iterable[RawArtifact], *, captured_at: datetime | None, cl
                 _apply_waiting(facts, jobs, nodes, waiting.popleft(), offload, strict=strict)
         while waiting:
             _apply_waiting(facts, jobs, nodes, waiting.popleft(), offload, strict=strict)
-    finally:
+    except BaseException:
         if offload is not None:
-            offload.close()
+            offload.close(wait=False)  # interrupted (or strict's first error): the worker's rest is not waited for
+        raise
+    if offload is not None:
+        offload.close()
     facts.jobs = list(jobs.values())
     facts.nodes = list(nodes.values())
     return facts

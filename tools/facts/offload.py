@@ -187,13 +187,14 @@ class Offload:
                 self._broken = True
         return _unpack(found) if found is not None else parse_artifact(art)
 
-    def close(self) -> None:
-        """Stop the worker (tasks not asked for are dropped)."""
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the worker (tasks not asked for are dropped); without ``wait`` (or when it stopped
+        answering) it is terminated rather than waited for."""
         if self._pool is not None:
-            if self._broken:  # a worker that does not answer is not waited for
+            if self._broken or not wait:
                 for proc in list((getattr(self._pool, "_processes", None) or {}).values()):
                     proc.terminate()
-            self._pool.shutdown(wait=not self._broken, cancel_futures=True)
+            self._pool.shutdown(wait=wait and not self._broken, cancel_futures=True)
             self._pool = None
 
 

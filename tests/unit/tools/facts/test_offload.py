@@ -4,6 +4,8 @@ when the worker cannot be used at all."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -94,3 +96,21 @@ def test_packed_records_are_the_same_models(cluster) -> None:
         assert [type(r) for r in back] == [type(r) for r in records]
         assert [r.model_dump() for r in back] == [r.model_dump() for r in records]
         assert [r.model_fields_set for r in back] == [r.model_fields_set for r in records]
+
+
+def test_a_worker_that_does_not_answer_is_stopped_and_its_files_parsed_here(cluster, monkeypatch) -> None:
+    arts, src = cluster
+    local = _facts(arts, src)
+    parent = os.getpid()
+
+    def stuck_in_worker(art: RawArtifact):  # noqa: ANN202 - hangs only in the forked worker
+        if os.getpid() != parent:
+            time.sleep(60)
+        return parse_artifact(art)
+
+    monkeypatch.setattr(offload, "MIN_BYTES", 1)
+    monkeypatch.setattr(offload, "TIMEOUT_S", 0.5)
+    monkeypatch.setattr(offload, "parse_artifact", stuck_in_worker)
+    started = time.monotonic()
+    _same(local, _facts(arts, src))
+    assert time.monotonic() - started < 30
