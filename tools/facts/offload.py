@@ -5,7 +5,7 @@ nodes' kernel logs take about as long to parse as the nodes' DCGM pages. They ar
 machine with two or more CPUs one forked worker parses them while this process parses the DCGM pages;
 the worker's records come back pickled and are used in the artifacts' order, so the facts are exactly
 those of parsing in-process. Small snapshots (every bundled incident, every test fixture) never start
-the worker: only an artifact of ``MIN_BYTES`` or more of a format in ``HEAVY_FORMATS`` does.
+the worker: only an artifact of ``MIN_BYTES`` (8 MB) or more of a format in ``HEAVY_FORMATS`` does.
 
 Whatever goes wrong on the worker's side (a parse error, a record or exception that does not pickle, a
 worker that died or does not answer in ``TIMEOUT_S``) is answered by parsing that artifact here again, so
@@ -32,9 +32,10 @@ HEAVY_FORMATS = frozenset({"scontrol-job-text", "scontrol-node-text", "sacct-tex
 """Formats whose one large file is parsed in the worker (few records per byte: cheap to send back)."""
 BATCH_FORMATS = frozenset({"kernel-log"})
 """Formats of many small files (one per node), sent to a started worker in batches."""
-MIN_BYTES = 1 << 20
-"""An artifact of a heavy format at least this large starts the worker (1,000 nodes print a 4 MB
-``scontrol show job``; the largest bundled incident's file is far below)."""
+MIN_BYTES = 8 << 20
+"""An artifact of a heavy format at least this large starts the worker: 10,000 nodes print a 43 MB
+``scontrol show job``; at 1,000 nodes (4 MB) the worker cost more wall time than it saved (bench/README.md),
+and the largest bundled incident's file is far below."""
 BATCH_BYTES = 1 << 20
 """Bytes of batch-format files sent to the worker as one task."""
 TIMEOUT_S = 300.0
@@ -120,8 +121,8 @@ class Offload:
         the other: this one parses the batch-format files the worker is not free for)."""
         if not self._usable or self._broken:
             return False
-        if art.format in HEAVY_FORMATS:
-            return len(art.data) >= MIN_BYTES
+        if art.format in HEAVY_FORMATS:  # once it runs, the cluster's other large Slurm outputs go there too
+            return len(art.data) >= (MIN_BYTES if self._pool is None else MIN_BYTES // 8)
         if art.format not in BATCH_FORMATS or self._pool is None:
             return False
         return bool(self._batch) or all(f.done() for f in self._sent)
