@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from tools.checks.base import CheckConfig
 from tools.facts import Facts
+from tools.facts.queries import same_job_name
 from tools.knowledge.precedence import confidence
 from tools.knowledge.scheduler import is_held, is_preempted_requeue
 from tools.models.findings import ActionSpec, Evidence, Finding
@@ -148,6 +149,10 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
             continue  # held and preempted jobs are job_held's and job_preempted's to explain
         waited = facts.captured_at - job.submit_time if job.submit_time else None
         reason = job.reason
+        if reason == "Dependency" and "singleton" in (job.dependency or ""):
+            if (single := _singleton_wait(facts, job)) is not None:
+                findings.append(single)
+            continue
         if reason == "BeginTime":
             if (late := _late_begin(facts, job, cfg)) is not None:
                 findings.append(late)
@@ -185,6 +190,31 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
                                        _partition_time(facts, job.partition), qos),
         ))
     return findings
+
+
+def _singleton_wait(facts: Facts, job: SlurmJob) -> Finding | None:
+    """scheduler_wait for a job held by ``--dependency=singleton``: it starts only when no other job of its user
+    and name runs; names that job (often one the user forgot: an interactive session of the same name), its
+    owner told. Answered when asked (a chained run's next segment waits like this by design)."""
+    blockers = [j for j in facts.jobs_of_user(job.user) if j.job_id != job.job_id and j.name and job.name
+                and same_job_name(j.name, job.name)
+                and (j.state or "") in ("RUNNING", "SUSPENDED", "COMPLETING")] if job.user else []
+    if not blockers:
+        return None
+    b = blockers[0]
+    ran = f"has run {b.elapsed_s // 3600} h" if b.elapsed_s else "is running"
+    limit = f" of its {b.time_limit_s // 3600} h limit" if b.time_limit_s else ""
+    return Finding(
+        check="job_pending_blocked", root_cause="scheduler_wait",
+        message=f"job {job.job_id} waits on --dependency=singleton: job {b.job_id} of the same user and name "
+                f"({max((job.name or '', b.name or ''), key=len)}) {ran}{limit}; it starts only when that job ends",
+        culprits=[f"job:{job.job_id}", f"job:{b.job_id}"],
+        evidence=[Evidence(text=f"job {job.job_id} State=PENDING Reason=Dependency Dependency={job.dependency}",
+                           metric="scontrol"),
+                  Evidence(text=f"job {b.job_id} {b.name} {b.state} RunTime={(b.elapsed_s or 0) // 3600} h", metric="squeue")],
+        strength="state", confidence=confidence("state", informational=True),
+        suggested_actions=[ActionSpec(type="notify_owner", job=b.job_id,
+                                      reason=f"its run blocks job {job.job_id} (--dependency=singleton, same name)")])
 
 
 def _qos_evidence(qos: SlurmQos) -> Evidence:

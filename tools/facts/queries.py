@@ -15,7 +15,7 @@ from tools.models.logs import CheckpointEvent, KernelEventBase
 __all__ = [
     "ACTIVE_STATES", "ENDED_BADLY", "event_time", "kernel_event_time", "affected_jobs", "is_slurm_job_id",
     "same_run_jobs", "newest_checkpoint", "rank_node", "printed_on", "job_nodes", "job_user", "job_state", "first_seen",
-    "CONTROL_DAEMONS", "control_plane_hosts",
+    "CONTROL_DAEMONS", "control_plane_hosts", "same_job_name",
 ]
 
 ACTIVE_STATES = ("RUNNING", "COMPLETING", "SUSPENDED")
@@ -169,7 +169,7 @@ def same_run_jobs(facts: Facts, job_id: str) -> list[str]:
         candidates = [j.job_id for j in facts.jobs_of_user(user)] + [r.job_id for r in facts.acct_of_user(user)]
         for jid in dict.fromkeys(candidates):
             u, n, w = ident(jid)
-            if jid not in ids and u == user and ((name and n and _same_name(n, name)) or (work and w == work)):
+            if jid not in ids and u == user and ((name and n and same_job_name(n, name)) or (work and w == work)):
                 ids.append(jid)
     elif name and name.lower() not in _GENERIC_NAMES:
         # No user known for the job (sacct's default -o has none): the same distinctive job name.
@@ -178,7 +178,7 @@ def same_run_jobs(facts: Facts, job_id: str) -> list[str]:
     return ids
 
 
-def _same_name(a: str, b: str) -> bool:
+def same_job_name(a: str, b: str) -> bool:
     """Job names equal, or one is the other cut as squeue (``%.8j``: ``mistral-``) or sacct (``mistral-s+``) cut it."""
     if a == b:
         return True

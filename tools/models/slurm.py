@@ -55,6 +55,8 @@ class SlurmJob(BaseModel):
     """Times the job was requeued (scontrol ``Restarts=``)."""
     constraint: str | None = None
     """Requested node features (``--constraint``; scontrol ``Features=``)."""
+    dependency: str | None = None
+    """scontrol ``Dependency=`` as printed: ``afterok:4242(unfulfilled)``, ``singleton(unfulfilled)``."""
 
 
 class SlurmNode(BaseModel):

@@ -87,6 +87,7 @@ def _job(record: Record) -> SlurmJob:
         end_time=parse_timestamp(v.get("EndTime")),
         priority=_count(v.get("Priority")),
         qos=clean(v.get("QOS")),
+        dependency=clean(v.get("Dependency")),
         exit_code=clean(v.get("ExitCode")),
         work_dir=clean(v.get("WorkDir")),
         stdout_path=clean(v.get("StdOut")),

@@ -211,3 +211,20 @@ def test_a_qos_per_job_limit_fix_asks_for_the_limit_sacctmgr_prints(make_facts):
     (f,) = check_job_pending_blocked(make_facts(("slurm/qos.txt", "sacctmgr-qos-text", cut),
                                                 ("slurm/a.txt", "scontrol-job-text", job)), PendingConfig())
     assert [(a.type, a.num_nodes) for a in f.suggested_actions] == [("notify_owner", None)]
+
+
+def test_a_singleton_dependency_names_the_same_name_job_that_holds_it(make_facts):
+    waiting = _scontrol("88410", "nightly-eval", "vg", "Dependency", "2026-03-04T02:00:00", nodes=1).replace(
+        "Dependency=(null)", "Dependency=singleton(unfulfilled)")
+    holder = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+             88001       gpu nightly-       vg  R 2-01:11:09      1 g021
+"""
+    facts = make_facts(("slurm/job.txt", "scontrol-job-text", waiting), ("slurm/squeue.txt", "squeue-text", holder))
+    (f,) = check_job_pending_blocked(facts, PendingConfig())
+    assert f.culprits == ["job:88410", "job:88001"] and "waits on --dependency=singleton: job 88001" in f.message
+    assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "88001")]
+    # an afterok dependency on a running job is waiting by design: nothing said
+    plain = _scontrol("88411", "eval", "vg", "Dependency", "2026-03-04T02:00:00", nodes=1).replace(
+        "Dependency=(null)", "Dependency=afterok:88001(unfulfilled)")
+    assert check_job_pending_blocked(make_facts(("slurm/job.txt", "scontrol-job-text", plain),
+                                                ("slurm/squeue.txt", "squeue-text", holder)), PendingConfig()) == []
