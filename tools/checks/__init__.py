@@ -52,6 +52,7 @@ from tools.checks.k8s_kubelet_refusals import K8sKubeletRefusalsConfig, check_k8
 from tools.checks.k8s_image_pull import K8sImagePullConfig, check_k8s_image_pull
 from tools.checks.k8s_node_not_ready import K8sNodeNotReadyConfig, check_k8s_node_not_ready
 from tools.checks.k8s_node_pressure import K8sNodePressureConfig, check_k8s_node_pressure
+from tools.checks.k8s_plugin_absent import K8sPluginAbsentConfig, check_k8s_plugin_absent
 from tools.checks.k8s_pod_preempted import K8sPodPreemptedConfig, check_k8s_pod_preempted
 from tools.checks.k8s_pod_sandbox import K8sPodSandboxConfig, check_k8s_pod_sandbox
 from tools.checks.k8s_pod_spec_unschedulable import K8sPodSpecConfig, check_k8s_pod_spec_unschedulable
@@ -125,6 +126,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                                      needs=("nodes",)),
     "host_thermal_throttle": CheckSpec(check_host_thermal_throttle, HostThermalConfig,
                                        "a node whose CPUs the kernel keeps throttling for heat", needs=("kernel_events",)),
+    "k8s_plugin_absent": CheckSpec(check_k8s_plugin_absent, K8sPluginAbsentConfig,
+                                   "a node whose GPUs the host sees but where the device plugin never ran",
+                                   needs=("k8s_nodes", "k8s_pods")),
     "k8s_device_resources": CheckSpec(check_k8s_device_resources, K8sDeviceResourcesConfig,
                                       "a node whose device plugin registered an empty pool of a resource its peers offer",
                                       needs=("k8s_nodes",)),
