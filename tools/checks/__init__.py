@@ -56,6 +56,7 @@ from tools.checks.k8s_plugin_absent import K8sPluginAbsentConfig, check_k8s_plug
 from tools.checks.k8s_pod_preempted import K8sPodPreemptedConfig, check_k8s_pod_preempted
 from tools.checks.k8s_pod_sandbox import K8sPodSandboxConfig, check_k8s_pod_sandbox
 from tools.checks.k8s_pod_spec_unschedulable import K8sPodSpecConfig, check_k8s_pod_spec_unschedulable
+from tools.checks.k8s_queue_wait import K8sQueueWaitConfig, check_k8s_queue_wait
 from tools.checks.k8s_quota_exceeded import K8sQuotaConfig, check_k8s_quota_exceeded
 from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
 from tools.checks.nccl import NcclConfig, check_nccl_collective_failure
@@ -129,6 +130,8 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "k8s_plugin_absent": CheckSpec(check_k8s_plugin_absent, K8sPluginAbsentConfig,
                                    "a node whose GPUs the host sees but where the device plugin never ran",
                                    needs=("k8s_nodes", "k8s_pods")),
+    "k8s_queue_wait": CheckSpec(check_k8s_queue_wait, K8sQueueWaitConfig,
+                                "a Job held suspended by its queue manager (Kueue) for quota", needs=("k8s_events",)),
     "k8s_device_resources": CheckSpec(check_k8s_device_resources, K8sDeviceResourcesConfig,
                                       "a node whose device plugin registered an empty pool of a resource its peers offer",
                                       needs=("k8s_nodes",)),
