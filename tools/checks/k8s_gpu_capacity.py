@@ -10,6 +10,8 @@ itself is faulty (gpu_hardware_fault); without one the device plugin is the susp
 
 from __future__ import annotations
 
+import re
+
 from pydantic import Field
 
 from tools.checks.base import CheckConfig, clip
@@ -52,6 +54,11 @@ class _Waiting:
 
     def __init__(self, namespace: str, name: str, gpus: int | None, evidence: list[Evidence], message: str) -> None:
         self.namespace, self.name, self.gpus, self.evidence, self.message = namespace, name, gpus, evidence, message
+
+
+_EXCLUDED = re.compile(r"volume node affinity conflict", re.IGNORECASE)
+"""FailedScheduling saying nodes are out because the pod's volume is bound elsewhere (a zonal PV): nodes with free
+GPUs may be exactly those. (Taints and selectors are named for control-plane and CPU nodes on every cluster.)"""
 
 
 def _waiting_pods(facts: Facts) -> list[_Waiting]:
@@ -113,8 +120,11 @@ def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Find
     open_nodes = [n for n in facts.k8s_nodes if n.ready_status == "True" and not n.unschedulable]
     # A pod that fits on a schedulable node now (GPUs freed since the scheduler's last try) is about
     # to be placed; its FailedScheduling message is stale, not a fault.
+    # Unless the scheduler said nodes are out because the pod's volume is bound to another zone's nodes: then the
+    # GPUs that would fit are not the pod's to take.
     waiting = [w for w in _waiting_pods(facts)
-               if not any((n.allocatable_gpu or 0) - used[n.name] >= (w.gpus or 1) for n in open_nodes)]
+               if _EXCLUDED.search(w.message)
+               or not any((n.allocatable_gpu or 0) - used[n.name] >= (w.gpus or 1) for n in open_nodes)]
     findings: list[Finding] = []
     # The autoscaler is adding a node for it: waiting for capacity that is on its way is normal.
     scaling = {(w.namespace, w.name): ev for w in waiting

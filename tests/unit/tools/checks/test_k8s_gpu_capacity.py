@@ -170,3 +170,18 @@ def test_a_scale_up_older_than_the_provision_time_or_refused_is_a_capacity_probl
                            ("k8s/events.txt", "k8s-events-text", _events(*rows)))
         (f,) = check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig())
         assert f.root_cause == "insufficient_gpu_capacity" and f.culprits == ["pod:ml-team/llm-finetune-0"], later
+
+
+def test_free_gpus_on_nodes_its_zonal_volume_rules_out_do_not_count(make_facts):
+    # The same freed node as above, but the scheduler says the pod's volume is bound to other nodes: the free GPUs
+    # are not the pod's to take, the wait is for capacity where its volume lives.
+    doc = json.loads(PODS)
+    doc["items"] = [p for p in doc["items"] if p["spec"].get("nodeName") != "gpu-a100-01"]
+    for p in doc["items"]:
+        for c in p.get("status", {}).get("conditions", []):
+            if c.get("type") == "PodScheduled" and "Insufficient" in c.get("message", ""):
+                c["message"] = "0/3 nodes are available: 1 node(s) had volume node affinity conflict, 2 Insufficient nvidia.com/gpu."
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", json.dumps(doc)))
+    found = check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig())
+    assert [f.root_cause for f in found] == ["insufficient_gpu_capacity"]
+    assert "volume node affinity conflict" in found[0].message
