@@ -54,6 +54,9 @@ class _Node:
     jobs: list[str] = field(default_factory=list)
     reboot: bool = False
     """Xid 154 asks for a node reboot (or a drain and reset): the node's work must leave before that."""
+    xids: list[tuple[str, int, datetime | None]] = field(default_factory=list)
+    """(GPU PCI address, Xid, when) of each hardware Xid from the kernel log."""
+    from_kernel: bool = False
     interrupting: bool = False
     """Some evidence says work on the GPU stopped (a fatal Xid, a lost GPU, failing CUDA calls); False when
     every fault waits for the next reset (row remap pending), so running jobs are not its victims."""
@@ -97,6 +100,9 @@ def _kernel(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
         n = nodes[ev.node]
         n.direct.append(kernel_evidence(ev))
         n.what.add(label)
+        n.from_kernel = True
+        if isinstance(ev, XidEvent):
+            n.xids.append((ev.pci or "", ev.xid, kernel_event_time(facts, ev)))
         n.interrupting |= not (isinstance(ev, XidEvent) and ev.xid in NON_INTERRUPTING_XIDS)
         when = kernel_event_time(facts, ev)
         if when is not None and (n.first is None or when < n.first):
@@ -152,6 +158,43 @@ def _cuda_errors(facts: Facts, nodes: dict[str, _Node]) -> None:
         n.interrupting = True
         if e.job not in n.jobs:
             n.jobs.append(e.job)
+
+
+def _burst(n: _Node, min_gpus: int = 4, within_s: float = 5.0) -> tuple[int, int] | None:
+    """(Xid, GPUs) when one hardware Xid hit ``min_gpus`` or more GPUs of the node within ``within_s``."""
+    by_xid: dict[int, list[tuple[str, datetime]]] = defaultdict(list)
+    for pci, xid, when in n.xids:
+        if when is not None:
+            by_xid[xid].append((pci, when))
+    for xid, hits in by_xid.items():
+        hits.sort(key=lambda h: h[1])
+        for i, (_, start) in enumerate(hits):
+            gpus = {p for p, t in hits[i:] if (t - start).total_seconds() <= within_s}
+            if len(gpus) >= min_gpus:
+                return xid, len(gpus)
+    return None
+
+
+def _ecc_clean(facts: Facts, node: str) -> bool:
+    """The node's ECC counters were read and are all zero (nvidia-smi volatile DBE, DCGM DBE / remapped rows)."""
+    smi = [g.ecc_dbe_volatile for g in facts.gpu_status if g.node == node and g.ecc_dbe_volatile is not None]
+    dcgm = [s.value for name in ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+                                 "DCGM_FI_DEV_ROW_REMAP_FAILURE") for s in facts.samples(name) if s.node == node]
+    values = smi + dcgm
+    return bool(values) and all(v == 0 for v in values)
+
+
+def _shared_cause(name: str, n: _Node, burst: tuple[int, int] | None, culprit: str) -> Finding:
+    """inconclusive: the same Xid on many GPUs at once with every ECC counter at zero is one event across them
+    (NVLink/NVSwitch fabric, power, the driver), not that many failed GPUs — which, cannot be told from here."""
+    what = (f"{describe_xid(burst[0])} on {burst[1]} GPUs of {name} within seconds" if burst
+            else f"{', '.join(sorted(n.what))} on {name} at the time of that burst, from DCGM only")
+    return Finding(
+        check="gpu_xid", root_cause="inconclusive",
+        message=f"{what}, while every ECC and row-remap counter read there is 0: one event across the GPUs (NVLink/"
+                "NVSwitch fabric, power, the driver) rather than failed GPUs; which cannot be told from what was read — "
+                "read next: the fabric manager log, nvidia-smi -q -d ECC,ROW_REMAPPER after a reset, dcgmi diag -r 3",
+        culprits=[culprit], evidence=n.direct[:4], strength="heuristic", confidence=0.5, suggested_actions=[])
 
 
 def _records_clean(facts: Facts, node: str) -> bool:
@@ -215,10 +258,15 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
     _cuda_errors(facts, nodes)
     _repeat_app_faults(facts, cfg, nodes)
     findings: list[Finding] = []
+    bursts = {name: b for name, n in nodes.items() if name and (b := _burst(n)) and _ecc_clean(facts, name)}
     for name, n in nodes.items():
         if not name or len(n.direct) + len(n.symptoms) < cfg.min_events:
             continue
         ref = node_ref(facts, name)
+        if bursts and (name in bursts or (not n.from_kernel and not n.symptoms and _ecc_clean(facts, name)
+                                          and n.what <= {f"Xid {x}" for x, _ in bursts.values()})):
+            findings.append(_shared_cause(name, n, bursts.get(name), ref.culprit))
+            continue
         what = ", ".join(sorted(n.what)) or "GPU hardware errors"
         said = ", ".join(_XID_LABEL.sub(lambda m: describe_xid(int(m.group(1))), w) for w in sorted(n.what)) \
             or "GPU hardware errors"

@@ -137,3 +137,29 @@ def test_row_remap_pending_with_a_lost_gpu_still_resubmits(make_facts):
                        ("kernel/gpu017.log", "kernel-log", XID63 + XID79), **{"kernel/gpu017.log": {"node": "gpu017"}})
     (f,) = check_gpu_xid(facts, XidConfig())
     assert "job:4242" in f.culprits and "resubmit_from_checkpoint" in [a.type for a in f.suggested_actions]
+
+
+def _xid48(pcis: list[str]) -> str:
+    return "".join(f"[Mon Mar  4 10:01:02 2026] NVRM: Xid (PCI:0000:{p}:00): 48, pid=1234, name=python, "
+                   "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 1.\n"
+                   for p in pcis)
+
+
+def _dbe(values: list[int]) -> str:
+    return "# TYPE DCGM_FI_DEV_ECC_DBE_VOL_TOTAL counter\n" + "".join(
+        f'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{{gpu="{i}",Hostname="gpu017"}} {v}\n' for i, v in enumerate(values))
+
+
+def test_one_xid_on_many_gpus_at_once_with_every_ecc_counter_zero_is_one_shared_event(make_facts):
+    def facts(pcis: list[str], dbe: list[int]):
+        return make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("kernel/gpu017.log", "kernel-log", _xid48(pcis)),
+                          ("gpu/gpu017.prom", "dcgm-prometheus-text", _dbe(dbe)),
+                          **{"kernel/gpu017.log": {"node": "gpu017"}, "gpu/gpu017.prom": {"node": "gpu017"}})
+    (f,) = check_gpu_xid(facts(["18", "2a", "3a", "5d"], [0, 0, 0, 0]), XidConfig())
+    assert f.root_cause == "inconclusive" and f.suggested_actions == [] and "on 4 GPUs of gpu017" in f.message
+    # the counters say a DBE did happen: the GPUs' own fault, drained as usual
+    (g,) = check_gpu_xid(facts(["18", "2a", "3a", "5d"], [0, 2, 0, 0]), XidConfig())
+    assert g.root_cause == "gpu_hardware_fault" and any(a.type == "drain_node" for a in g.suggested_actions)
+    # one GPU alone: its own fault, whatever the counters say
+    (h,) = check_gpu_xid(facts(["18"], [0, 0, 0, 0]), XidConfig())
+    assert h.root_cause == "gpu_hardware_fault"
