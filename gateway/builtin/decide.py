@@ -62,7 +62,8 @@ def _subject_lines(entities: set[str], findings: list[dict[str, Any]], coverage:
                          f"{quoted['message']}")
         elif status and status.get("known"):
             state = status.get("state") or "known"
-            normal = " — waiting its turn, which is normal" if "(Priority" in state or "(Resources" in state else ""
+            normal = (" — waiting its turn, which is normal" if ("(Priority" in state or "(Resources" in state)
+                      and not status.get("idle_fit_unread") else "")
             lines.append(f"{e} is {state}{normal}; no fault found about it")
         elif status is not None and status.get("kind"):
             lines.append(f"nothing was recorded about {e}")
@@ -169,6 +170,13 @@ def _subject_gaps(coverage: dict[str, Any] | None, findings: list[dict[str, Any]
         if state.startswith("RUNNING") and silent is not None and silent >= SILENT_MIN:
             reasons.append(f"job {name} is RUNNING but has logged nothing for {silent:.0f} min, and nothing read "
                            "explains it")
+        if s.get("idle_fit_unread"):
+            idle = s["idle_fit_unread"]
+            reasons.append(f"job {name} pends on Resources while {len(idle)} idle node(s) of its partition "
+                           f"({', '.join(idle[:4])}) seem to fit it, and its request was not read: whether it asks for "
+                           "what they lack or the scheduler holds them for a job ahead of it cannot be told; read next: "
+                           "scontrol show job (TRES, features, time limit), squeue --start and sprio")
+            culprits.append(f"job:{name}")
         if s.get("kind") == "job" and state.startswith(_ENDED_BADLY):
             reasons.append(f"job {name} ended {state.split()[0]} and nothing read explains why")
             culprits.append(f"job:{name}")

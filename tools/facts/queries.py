@@ -15,7 +15,7 @@ from tools.models.logs import CheckpointEvent, KernelEventBase
 __all__ = [
     "ACTIVE_STATES", "ENDED_BADLY", "event_time", "kernel_event_time", "affected_jobs", "is_slurm_job_id",
     "same_run_jobs", "newest_checkpoint", "rank_node", "printed_on", "job_nodes", "job_user", "job_state", "first_seen",
-    "CONTROL_DAEMONS", "control_plane_hosts", "same_job_name",
+    "CONTROL_DAEMONS", "control_plane_hosts", "same_job_name", "idle_fit_unread",
 ]
 
 ACTIVE_STATES = ("RUNNING", "COMPLETING", "SUSPENDED")
@@ -299,3 +299,21 @@ def control_plane_hosts(facts: Facts) -> dict[str, list[KernelEventBase]]:
         if ev.node and (ev.source or "").startswith(CONTROL_DAEMONS + _ACCOUNTING_DB):
             hosts.setdefault(ev.node, [])
     return hosts
+
+
+def idle_fit_unread(facts: Facts, job_id: str) -> list[str]:
+    """For a job PENDING on Resources whose request was never read (no ``scontrol show job`` or JSON view, only
+    squeue's columns): the IDLE, undrained nodes of its partition, when there are at least as many as it asks
+    for — nodes it seems to fit, for a reason (its GPUs, memory, features or time limit, or nodes the scheduler
+    holds for a job ahead of it) that cannot be read. Empty otherwise.
+
+    Sources: squeue (state, reason, node count, partition), sinfo (node states), the snapshot's formats."""
+    job = facts.job(job_id)
+    if job is None or (job.state or "") != "PENDING" or not (job.reason or "").startswith("Resources") \
+            or not job.num_nodes:
+        return []
+    if any(a.format in ("scontrol-job-text", "squeue-json") for a in facts.artifacts):
+        return []
+    idle = [n.name for n in facts.nodes if (n.state or "") == "IDLE" and not n.drained
+            and (not job.partition or job.partition in n.partitions)]
+    return idle if len(idle) >= job.num_nodes else []

@@ -14,7 +14,7 @@ from collections import Counter
 from pydantic import BaseModel, Field
 
 from tools.facts import Facts
-from tools.facts.queries import job_nodes, job_state, job_user
+from tools.facts.queries import idle_fit_unread, job_nodes, job_state, job_user
 from tools.read.subject_job import silent_minutes, unread_nodes
 from tools.read.subject_k8s import unmonitored_nodes, workload_pods, workload_state
 from tools.read.context import ReadContext
@@ -76,6 +76,9 @@ class SubjectStatus(BaseModel):
     """For a job: the user it belongs to (squeue/scontrol/sacct User)."""
     cancelled_by: str | None = None
     """For a cancelled job: who cancelled it, as sacct says (``CANCELLED by 0``: a uid, 0 being root)."""
+    idle_fit_unread: list[str] = Field(default_factory=list)
+    """For a job pending on Resources whose request was not read: idle nodes of its partition it seems to fit
+    (tools.facts.queries.idle_fit_unread), at most 8."""
 
 
 class EvidenceCoverage(BaseModel):
@@ -103,7 +106,8 @@ def _subject(facts: Facts, raw: str) -> SubjectStatus:
         return SubjectStatus(subject=raw, known=True, kind="job", state=f"{state} ({reason})" if reason else state,
                              nodes=job_nodes(facts, name)[:8], unread_nodes=unread_nodes(facts, name),
                              silent_min=silent_minutes(facts, name), owner=job_user(facts, name),
-                             cancelled_by=acct.cancelled_by if acct is not None and state == "CANCELLED" else None)
+                             cancelled_by=acct.cancelled_by if acct is not None and state == "CANCELLED" else None,
+                             idle_fit_unread=idle_fit_unread(facts, name)[:8])
     tasks = facts.array_tasks(name)
     if tasks:  # an array job: its tasks are the records
         states = Counter(job_state(facts, t) or "UNKNOWN" for t in tasks)

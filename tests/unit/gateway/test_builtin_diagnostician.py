@@ -133,6 +133,15 @@ def test_a_victim_named_only_in_a_findings_evidence_is_said_to_be_named_there():
     assert out["culprits"][:2] == ["job:90412", "mdt:scratch-MDT0000"]
 
 
+def test_a_resources_wait_with_idle_nodes_and_an_unread_request_is_inconclusive_not_normal():
+    coverage = {"read": {"scheduler_jobs": 3}, "subjects": [
+        {"subject": "771402", "known": True, "kind": "job", "state": "PENDING (Resources)",
+         "idle_fit_unread": ["p05", "p06"]}]}
+    out = decide("Why doesn't 771402 start?", [], TABLE, coverage=coverage)
+    assert out["root_cause"] == "inconclusive" and "which is normal" not in out["summary"]
+    assert "2 idle node(s) of its partition (p05, p06)" in out["summary"] and out["proposed_actions"] == []
+
+
 def test_a_question_outside_the_field_says_so():
     out = decide("What is the capital of France?", [], TABLE, coverage={"read": {"scheduler_jobs": 3}, "subjects": []})
     assert out["root_cause"] == "inconclusive" and "outside what Warden answers" in out["summary"]

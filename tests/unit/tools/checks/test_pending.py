@@ -228,3 +228,20 @@ def test_a_singleton_dependency_names_the_same_name_job_that_holds_it(make_facts
         "Dependency=(null)", "Dependency=afterok:88001(unfulfilled)")
     assert check_job_pending_blocked(make_facts(("slurm/job.txt", "scontrol-job-text", plain),
                                                 ("slurm/squeue.txt", "squeue-text", holder)), PendingConfig()) == []
+
+
+def test_a_resources_wait_beside_idle_nodes_with_its_request_unread_is_named_for_the_answer(make_facts):
+    from tools.facts.queries import idle_fit_unread
+    squeue = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+            771402       gpu nerf-sca    ajohn PD       0:00      2 (Resources)
+            771377       gpu bert-mlm     ycho  R    7:12:40      2 p[01-02]
+"""
+    sinfo = ("PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\ngpu*         up 2-00:00:00      2  alloc p[01-02]\n"
+             "gpu*         up 2-00:00:00      3   idle p[03-05]\n")
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", squeue), ("slurm/sinfo.txt", "sinfo-text", sinfo))
+    assert idle_fit_unread(facts, "771402") == ["p03", "p04", "p05"] and idle_fit_unread(facts, "771377") == []
+    # with the job's request read (scontrol show job), what it asks for can be checked: no gap
+    detail = _scontrol("771402", "nerf-sca", "ajohn", "Resources", "2026-03-04T07:00:00", nodes=2)
+    read = make_facts(("slurm/squeue.txt", "squeue-text", squeue), ("slurm/sinfo.txt", "sinfo-text", sinfo),
+                      ("slurm/job.txt", "scontrol-job-text", detail))
+    assert idle_fit_unread(read, "771402") == []
