@@ -16,6 +16,9 @@ __all__ = ["HostOomConfig", "check_node_host_oom", "SERVICE_DAEMONS"]
 SERVICE_DAEMONS = frozenset({"slurmctld", "slurmdbd", "slurmd", "mariadbd", "mysqld", "munged", "slurmrestd",
                              "kube-apiserver", "etcd"})
 """Cluster services, not jobs: their OOM kill takes the service down (controller_unreachable and the like)."""
+RUNTIME_DAEMONS = frozenset({"containerd", "dockerd", "crio", "kubelet", "containerd-shim", "conmon"})
+"""The node's container runtime and kubelet: their OOM kill (in their own system.slice cgroup) breaks the node's
+software — leaked pod IPs, stuck sandboxes — which the Kubernetes checks name; it is not a job out of memory."""
 
 
 class HostOomConfig(CheckConfig):
@@ -42,7 +45,7 @@ def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
     """
     kills: dict[str, list[OomKillEvent]] = defaultdict(list)
     for ev in facts.kernel_events_of("oom_kill"):
-        if ev.node and (ev.process or "") not in SERVICE_DAEMONS:  # a killed slurmctld is the controller's story
+        if ev.node and (ev.process or "") not in SERVICE_DAEMONS | RUNTIME_DAEMONS:  # a killed slurmctld is the controller's story
             kills[ev.node].append(ev)
     oom_jobs = {r.job_id for r in facts.acct_jobs() if (r.state or "").startswith("OUT_OF_MEMORY")}
     findings: list[Finding] = []

@@ -88,3 +88,14 @@ def test_old_kill_is_not_blamed_on_the_job_running_there_now(make_facts):
                        **{path: {"node": "gpu015"}})
     (f,) = check_node_host_oom(facts, HostOomConfig())
     assert f.culprits == ["node:gpu015"] and f.suggested_actions == []
+
+
+def test_the_container_runtime_killed_in_its_own_cgroup_is_not_a_job_out_of_memory(make_facts):
+    from tools.checks.host_oom import HostOomConfig, check_node_host_oom
+    kill = ("Aug 02 13:37:52 gn11 kernel: Memory cgroup out of memory: Killed process 2211 (containerd) "
+            "total-vm:31457280kB, anon-rss:4190212kB, file-rss:38120kB, shmem-rss:0kB, UID:0 pgtables:11820kB oom_score_adj:-999\n")
+    facts = make_facts(("kernel/gn11.log", "kernel-log", kill), **{"kernel/gn11.log": {"node": "gn11"}})
+    assert check_node_host_oom(facts, HostOomConfig()) == []
+    python = kill.replace("(containerd)", "(python3)")
+    facts = make_facts(("kernel/gn11.log", "kernel-log", python), **{"kernel/gn11.log": {"node": "gn11"}})
+    assert [f.root_cause for f in check_node_host_oom(facts, HostOomConfig())] == ["host_oom"]
