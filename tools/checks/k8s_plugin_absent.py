@@ -12,6 +12,8 @@ records of the node.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from tools.checks.base import CheckConfig
 from tools.checks.k8s_evidence import is_gpu_infra_pod
 from tools.checks.k8s_placement import untolerated
@@ -32,11 +34,12 @@ def _is_plugin(pod: object) -> bool:
 
 
 def _host_sees_gpus(facts: Facts, node: str) -> str | None:
-    """What shows the node has GPUs although Kubernetes lists none, or None."""
-    smi = [g for g in facts.gpu_status if g.node == node and not g.lost]
-    if smi:
-        return f"nvidia-smi lists {len(smi)} GPU(s)"
-    if any(s.node == node for s in facts.gpu_samples):
+    """What shows the node has GPUs although Kubernetes lists none, or None (the per-node indexes are built once:
+    a cluster's thousands of CPU nodes are each asked)."""
+    smi = facts.cached("smi_gpus_by_node", lambda: Counter(g.node for g in facts.gpu_status if g.node and not g.lost))
+    if smi.get(node):
+        return f"nvidia-smi lists {smi[node]} GPU(s)"
+    if node in facts.cached("sampled_nodes", lambda: {s.node for s in facts.gpu_samples if s.node}):
         return "its DCGM exporter reports GPUs"
     if any(e.kind in ("gpu_driver", "xid") or "NVRM" in e.message for e in facts.kernel_events_on(node)):
         return "the NVIDIA driver logs on it"

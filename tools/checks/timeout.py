@@ -105,8 +105,10 @@ def _ended(facts: Facts, job: str) -> datetime | None:
 def _lost_min(facts: Facts, job: str, saves: list) -> float | None:
     """Minutes between the job's last timed save and its end (None when either is unknown)."""
     timed = [e.timestamp for e in saves if e.timestamp]
+    if not timed:
+        return None
     end = _ended(facts, job)
-    return (end - max(timed)).total_seconds() / 60 if timed and end else None
+    return (end - max(timed)).total_seconds() / 60 if end else None
 
 
 def _save_interval_min(saves: list) -> float | None:
