@@ -160,7 +160,7 @@ class LinkEvent(KernelEventBase):
 
     kind: Literal["ib_link"] = "ib_link"
     state: LinkState
-    link_type: Literal["ib", "ethernet", "nvswitch"] = "ib"
+    link_type: Literal["ib", "ethernet", "nvswitch", "opa"] = "ib"
     """``nvswitch``: a fatal NVSwitch SXid on one of the switch's NVLink ports (state ``error``)."""
     device: str | None = None
     port: str | None = None

@@ -1,6 +1,6 @@
 """Kernel-log classifiers for networks and buses: InfiniBand and Ethernet/RoCE link changes, PCIe AER.
 
-Shapes: mlx5_core ``Port: 1 Link DOWN`` / ``Port module event[error]: module 0, Cable error`` (mlx5
+Shapes: hfi1 (Omni-Path) ``hfi1_0: set_link_state: current LINKUP, new OFFLINE``, mlx5_core ``Port: 1 Link DOWN`` / ``Port module event[error]: module 0, Cable error`` (mlx5
 driver messages), ``ib0: lost carrier``, Ethernet ``ens1f0np0: Link down`` (mlx5 RoCE), ``NIC Link is
 Down`` (ixgbe/i40e/ice/bnxt_en), and the PCIe AER driver's ``AER: Corrected error received`` /
 ``PCIe Bus Error: severity=Uncorrected (Fatal)``.
@@ -20,6 +20,10 @@ _CARRIER = re.compile(r"^(?:IPv6: ADDRCONF\(NETDEV_CHANGE\): )?(?P<dev>[a-z][\w.
 _LINK_UPDOWN = re.compile(r"^(?:mlx\d_core|ixgbe|i40e|ice|bnxt_en|tg3|igb|e1000e|ena|gve|virtio_net)? ?\S* ?"
                           r"(?P<dev>(?:ib|ibp|ens|enp|eno|eth|bond)[\w.-]{0,24}): (?:NIC )?Link (?:is )?(?P<state>up|down)\b",
                           re.IGNORECASE)
+_OPA = re.compile(r"(?P<dev>hfi1_\d+): set_link_state: current (?P<cur>[A-Z_]+), new (?P<new>[A-Z_]+)")
+"""Omni-Path (hfi1 driver) port state changes: reaching LINKUP/ACTIVE is up; leaving it for OFFLINE/DISABLED is
+down; POLL/CONFIG and retries between them are link training (not a state of their own here)."""
+_OPA_STATE = {"LINKUP": "up", "ACTIVE": "up", "ARMED": "up", "OFFLINE": "down", "DISABLED": "down", "DOWN": "down"}
 _AER = re.compile(r"\bAER: (?P<sev>Corrected|Uncorrected|Multiple Corrected|Multiple Uncorrected)[^:]*error", re.IGNORECASE)
 _AER_SOURCE = re.compile(r"(?:received|from):? ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)")
 _DEGRADED = re.compile(r"available PCIe bandwidth, limited by .+ \(capable of ")
@@ -45,6 +49,12 @@ def classify_link(msg: str) -> Classified | None:
             return None
         return "ib_link", {"state": "error", "link_type": "nvswitch", "device": m["dev"],
                            "port": f"link {m['link']}" if m["link"] else None, "detail": f"SXid {m['sxid']} fatal"}
+    if "set_link_state" in msg and (m := _OPA.search(msg)):
+        state = _OPA_STATE.get(m["new"])
+        if state == "down" and _OPA_STATE.get(m["cur"]) != "up":
+            state = None  # a training retry (POLL -> OFFLINE) is not a loss of the link; LINKUP -> OFFLINE is
+        return ("ib_link", {"state": state, "port": "1", "link_type": "opa", "device": m["dev"],
+                            "detail": f"{m['cur']} -> {m['new']}"}) if state else None
     m = _IB_PORT.search(msg)
     if m:
         state = {"DOWN": "down", "ACTIVE": "up", "UP": "up"}.get(m["state"], m["state"].lower())

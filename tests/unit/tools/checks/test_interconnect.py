@@ -340,3 +340,17 @@ def test_an_ethernet_port_down_under_a_job_that_runs_on_with_a_clean_log_is_not_
     assert g.root_cause == "interconnect_fault"
     (h,) = check_interconnect_link_down(facts(None), InterconnectConfig())  # its log unread: nothing says unhurt
     assert h.root_cause == "interconnect_fault"
+
+
+def test_an_omni_path_port_that_went_offline_and_stays_in_training_is_down(make_facts):
+    # hfi1 (Omni-Path), journalctl shape: LINKUP -> OFFLINE, then POLL/OFFLINE cycles that never reach LINKUP again.
+    opa = "".join(f"Mar 04 10:0{i}:10 gpu003 kernel: hfi1 0000:5e:00.0: hfi1_0: set_link_state: current {a}, new {b}\n"
+                  for i, (a, b) in enumerate([("LINKUP", "OFFLINE"), ("OFFLINE", "POLL"), ("POLL", "OFFLINE"),
+                                              ("OFFLINE", "POLL")]))
+    (f,) = check_interconnect_link_down(_facts(make_facts, "gpu003", opa), InterconnectConfig())
+    assert f.root_cause == "interconnect_fault" and f.culprits[:2] == ["node:gpu003", "job:73355"]
+    assert "opa port 1 down" in f.message
+    # a bring-up that reaches LINKUP is not a fault
+    boot = opa + "Mar 04 10:05:10 gpu003 kernel: hfi1 0000:5e:00.0: hfi1_0: set_link_state: current POLL, new LINKUP\n"
+    boot = boot.replace("current LINKUP, new OFFLINE", "current DISABLED, new OFFLINE")
+    assert check_interconnect_link_down(_facts(make_facts, "gpu003", boot), InterconnectConfig()) == []
