@@ -83,6 +83,8 @@ def check_node_not_responding(facts: Facts, cfg: UnresponsiveConfig) -> list[Fin
         crashed = crashes.get(name, [])
         if not (down or rebooted or crashed):
             continue
+        if node is not None and not down and ((node.state or "") == "INVAL" or "INVALID_REG" in node.flags):
+            continue  # it came back and registered with less than configured: node_config_mismatch names that
         jobs = [j for j in affected_jobs(facts, [name]) if _lost_with_node(facts, j, name)]
         requeued = [j for j in jobs if _requeued(facts, j, name)]
         evidence = [kernel_evidence(e) for e in crashed[:3]]

@@ -124,3 +124,13 @@ def test_a_panic_record_alone_names_the_node(make_facts):
 def test_corrected_memory_errors_alone_do_not_fire(make_facts):
     ce = "Jan 27 01:52:09 dgx09 kernel: EDAC MC1: 1 CE memory read error on CPU_SrcID#1_MC#1_Chan#0_DIMM#0\n" * 3
     assert check_node_not_responding(make_facts(("kernel/dgx09.log", "kernel-log", ce)), UnresponsiveConfig()) == []
+
+
+def test_a_node_that_rebooted_and_registered_short_of_memory_is_left_to_the_config_check(make_facts):
+    node = ("NodeName=hm07 Arch=x86_64 CoresPerSocket=32\n   RealMemory=1031000 AllocMem=0 FreeMem=1001322 Sockets=2\n"
+            "   State=IDLE+DRAIN+INVALID_REG ThreadsPerCore=2\n"
+            "   Reason=Low RealMemory (reported:1013545 < 100.00% of configured:1031000) [slurm@2026-03-04T06:52:18]\n")
+    reboot = "Mar 04 06:21:03 hm07 kernel: Kernel panic - not syncing: Fatal machine check\n"
+    facts = make_facts(("slurm/node.txt", "scontrol-node-text", node), ("kernel/hm07.log", "kernel-log", reboot),
+                       **{"kernel/hm07.log": {"node": "hm07"}})
+    assert check_node_not_responding(facts, UnresponsiveConfig()) == []
