@@ -1,6 +1,8 @@
 """check_gpu_busy_unowned: a GPU at work on a node where the scheduler runs nothing — a process outside Slurm or
 Kubernetes (one left behind by an ended job, or out-of-band work). Which it is needs the node's process list, so
-the answer is ``inconclusive`` with the node named and what to read next; nothing is drained or killed on it.
+the answer is ``inconclusive`` with the node named and what to read next; nothing is drained or killed on it —
+unless jobs sent there failed because the device is busy (exclusive compute mode): then the stray process is the
+node's fault (``node_software_fault``, drained, its victims resubmitted).
 
 Sources: nvidia-smi ``--query-gpu`` CSV (utilization.gpu, memory.used) and DCGM_FI_DEV_GPU_UTIL /
 DCGM_FI_DEV_FB_USED samples (exporter pages or Prometheus queries, the newest per GPU); sinfo/scontrol node
@@ -9,14 +11,21 @@ state and squeue jobs; pods bound to a Kubernetes node with GPU requests.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
-from tools.checks.base import CheckConfig
+from tools.checks.base import CheckConfig, log_evidence
 from tools.facts import Facts
+from tools.facts.queries import printed_on
+from tools.knowledge.precedence import confidence
 from tools.models.findings import Evidence, Finding
-from tools.platform import node_ref
+from tools.platform import node_ref, take_out_of_service, victims
 
 __all__ = ["GpuBusyUnownedConfig", "check_gpu_busy_unowned"]
+
+_BUSY = re.compile(r"busy or unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE|all CUDA-capable "
+                   r"devices are busy", re.IGNORECASE)
+"""CUDA refusing a GPU that another process holds in exclusive compute mode."""
 
 
 class GpuBusyUnownedConfig(CheckConfig):
@@ -62,7 +71,8 @@ def _unowned(facts: Facts, node: str) -> bool:
 
 def check_gpu_busy_unowned(facts: Facts, cfg: GpuBusyUnownedConfig) -> list[Finding]:
     """inconclusive per idle node with a GPU over ``min_util_pct`` or ``min_memory_mib``; the node is the
-    culprit, no action (only its process list can tell a leftover from sanctioned work)."""
+    culprit, no action (only its process list can tell a leftover from sanctioned work). node_software_fault
+    instead when a job there logged CUDA's ``busy or unavailable``: drain, resubmit its victims."""
     findings: list[Finding] = []
     for node, gpus in sorted(_busy_gpus(facts, cfg).items()):
         if not gpus or not _unowned(facts, node):
@@ -72,6 +82,21 @@ def check_gpu_busy_unowned(facts: Facts, cfg: GpuBusyUnownedConfig) -> list[Find
             for g, (u, m) in sorted(gpus.items())[:4])
         ended = sorted((r for r in facts.acct_on_node(node) if r.end_time is not None), key=lambda r: r.end_time)[-1:]
         evidence = [Evidence(text=f"{node}: {shown} while the scheduler runs no job there", metric="gpu")]
+        refused = [e for e in facts.job_events_of("cuda_error") if _BUSY.search(e.message) and printed_on(facts, e) == node]
+        if refused:
+            # Jobs sent there fail because the GPU is taken: the stray process is the node's fault, not a question.
+            ref = node_ref(facts, node)
+            jobs = list(dict.fromkeys(e.job for e in refused if e.job))
+            culprits, follow = victims(facts, ref, f"its GPU is held by a process outside the scheduler on {node}", jobs=jobs)
+            findings.append(Finding(
+                check="gpu_busy_unowned", root_cause="node_software_fault",
+                message=f"{shown} on {node}, where the scheduler runs nothing, and job(s) {', '.join(jobs[:3])} failed "
+                        "there because the device is busy (exclusive compute mode held by a process outside Slurm): "
+                        "drain it, end the stray process (nvidia-smi --query-compute-apps), then resume",
+                culprits=[ref.culprit, *culprits], strength="direct", confidence=confidence("direct", corroborated=True),
+                evidence=evidence + [log_evidence(e) for e in refused[:2]],
+                suggested_actions=take_out_of_service(facts, ref, "a GPU held by a stray process") + follow))
+            continue
         if ended:
             evidence.append(Evidence(text=f"sacct: job {ended[0].job_id} ({ended[0].state}) ended on {node} at "
                                           f"{ended[0].end_time:%H:%M}: its processes may have outlived it", metric="sacct"))

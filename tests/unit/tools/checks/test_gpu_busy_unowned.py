@@ -54,3 +54,15 @@ def test_a_kubernetes_node_with_no_gpu_pod_bound_is_named_by_its_platform(make_f
                            ("gpu/x.csv", "nvidia-smi-csv", smi), **{"gpu/x.csv": {"node": host}})
         found = check_gpu_busy_unowned(facts, GpuBusyUnownedConfig())
         assert [f.culprits for f in found] == ([[f"k8snode:{host}"]] if fired else [])
+
+
+def test_jobs_refused_a_busy_gpu_there_make_the_stray_process_the_nodes_fault(make_facts):
+    sacct = ("JobID|JobName|User|State|ExitCode|Start|End|Elapsed|NodeList|\n"
+             "9100|ft|ana|FAILED|1:0|2026-03-04T09:00:00|2026-03-04T09:00:40|00:00:40|h-07|\n")
+    log = "[rank0]: RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n"
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO), ("slurm/squeue.txt", "squeue-text", SQUEUE),
+                       ("slurm/sacct.txt", "sacct-text", sacct), ("gpu/h-07.prom", "dcgm-prometheus-text", _dcgm("h-07", 0, 15_000)),
+                       ("logs/9100/out", "job-log", log), **{"gpu/h-07.prom": {"node": "h-07"}, "logs/9100/out": {"job": "9100"}})
+    (f,) = check_gpu_busy_unowned(facts, GpuBusyUnownedConfig())
+    assert f.root_cause == "node_software_fault" and f.culprits == ["node:h-07", "job:9100"]
+    assert [a.type for a in f.suggested_actions][:2] == ["drain_node", "resubmit_from_checkpoint"]
