@@ -25,6 +25,7 @@ from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_even
 from tools.knowledge.dcgm import NON_INTERRUPTING_FIELDS, XID_FIELD, gpu_fault_samples
 from tools.knowledge.precedence import confidence
 from tools.knowledge.xid import HARDWARE_XIDS, NON_INTERRUPTING_XIDS, RECOVERY_XID, describe_xid, recovery_action, xid_class
+from tools.models.dcgm_diag import DcgmDiagReport
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import CudaErrorEvent, XidEvent
 from tools.platform import evacuate, node_ref, take_out_of_service, victims
@@ -124,6 +125,26 @@ def _metrics(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
             nodes[g.node].interrupting = True
 
 
+_DIAG_SOFTWARE = ("deployment", "software")
+"""dcgmi diag categories about the node's software set-up (denylisted drivers, persistence mode, environment)."""
+
+
+def _diag(facts: Facts, nodes: dict[str, _Node]) -> None:
+    """A recorded ``dcgmi diag`` whose hardware, integration or stress test failed on a GPU: direct evidence."""
+    for rep in facts.other:
+        if not isinstance(rep, DcgmDiagReport) or not rep.node:
+            continue
+        for r in rep.failures:
+            if r.category.lower() in _DIAG_SOFTWARE:
+                continue
+            n = nodes[rep.node]
+            warn = f" ({clip(r.warnings[0], 120)})" if r.warnings else ""
+            n.direct.append(Evidence(text=f"dcgmi diag on {rep.node}: {r.test} failed on GPU {r.gpu}{warn}",
+                                     file=rep.file, metric="dcgmi diag"))
+            n.what.add(f"dcgmi diag {r.test} failed")
+            n.interrupting = True
+
+
 def _k8s_events(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
     for e in facts.k8s_events:
         host = e.object_name if e.object_kind == "Node" else e.source_host
@@ -217,14 +238,16 @@ def _repeat_app_faults(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) ->
     pids: dict[tuple[str, str], set[int]] = defaultdict(set)
     first: dict[tuple[str, str], XidEvent] = {}
     for ev in facts.kernel_events_of("xid"):
-        if isinstance(ev, XidEvent) and ev.node and xid_class(ev.xid) == "application" and ev.pid is not None:
+        # Application-class Xids, and those of no fixed class (8: GPU stopped processing), repeated for different
+        # programs on one GPU.
+        if isinstance(ev, XidEvent) and ev.node and xid_class(ev.xid) in ("application", "unknown") and ev.pid is not None:
             key = (ev.node, ev.pci or "?")
             pids[key].add(ev.pid)
             first.setdefault(key, ev)
     for (node, pci), seen in pids.items():
         if len(seen) >= cfg.repeat_processes:
             nodes[node].symptoms.append(kernel_evidence(first[(node, pci)]))
-            nodes[node].what.add(f"application Xid {first[(node, pci)].xid} on GPU {pci} for {len(seen)} processes")
+            nodes[node].what.add(f"Xid {first[(node, pci)].xid} on GPU {pci} for {len(seen)} processes")
             nodes[node].interrupting = True
     jobs: dict[str, set[str]] = defaultdict(set)
     sample: dict[str, CudaErrorEvent] = {}
@@ -255,6 +278,7 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
     _kernel(facts, cfg, nodes)
     _metrics(facts, cfg, nodes)
     _k8s_events(facts, cfg, nodes)
+    _diag(facts, nodes)
     _cuda_errors(facts, nodes)
     _repeat_app_faults(facts, cfg, nodes)
     findings: list[Finding] = []

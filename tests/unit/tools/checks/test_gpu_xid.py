@@ -163,3 +163,21 @@ def test_one_xid_on_many_gpus_at_once_with_every_ecc_counter_zero_is_one_shared_
     # one GPU alone: its own fault, whatever the counters say
     (h,) = check_gpu_xid(facts(["18"], [0, 0, 0, 0]), XidConfig())
     assert h.root_cause == "gpu_hardware_fault"
+
+
+def test_xid8_for_different_programs_on_one_gpu_and_a_failed_dcgmi_diag_are_the_gpu(make_facts):
+    from pathlib import Path
+    xid8 = "".join(f"[Mon Mar  4 1{i}:01:02 2026] NVRM: Xid (PCI:0000:ab:00): 8, pid={pid}, name=python, Channel 0x00000018\n"
+                   for i, pid in enumerate((4101, 5202, 6303)))
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("kernel/gpu017.log", "kernel-log", xid8),
+                       **{"kernel/gpu017.log": {"node": "gpu017"}})
+    (f,) = check_gpu_xid(facts, XidConfig())
+    assert f.root_cause == "gpu_hardware_fault" and "Xid 8 on GPU 0000:ab:00.0 for 3 processes" in f.message
+    one = make_facts(("kernel/gpu017.log", "kernel-log", xid8.splitlines(keepends=True)[0]),
+                     **{"kernel/gpu017.log": {"node": "gpu017"}})
+    assert check_gpu_xid(one, XidConfig()) == []  # one program's Xid 8: nothing to blame the GPU for
+    fixtures = Path(__file__).resolve().parents[4] / "tests" / "fixtures" / "dcgmi-diag-json"
+    for name, causes in (("4.1-level2-fail-gpu1.json", ["gpu_hardware_fault"]), ("3.3-level2-pass.json", [])):
+        diag = make_facts(("gpu/diag.json", "dcgmi-diag-json", (fixtures / name).read_text()),
+                          **{"gpu/diag.json": {"node": "gpu017"}})
+        assert [g.root_cause for g in check_gpu_xid(diag, XidConfig())] == causes, name
