@@ -74,6 +74,10 @@ def check_gpu_busy_unowned(facts: Facts, cfg: GpuBusyUnownedConfig) -> list[Find
     culprit, no action (only its process list can tell a leftover from sanctioned work). node_software_fault
     instead when a job there logged CUDA's ``busy or unavailable``: drain, resubmit its victims."""
     findings: list[Finding] = []
+    refused_on: dict[str, list] = defaultdict(list)  # jobs' "device busy" CUDA errors by the node that printed them
+    for e in facts.job_events_of("cuda_error"):
+        if _BUSY.search(e.message) and (where := printed_on(facts, e)) is not None:
+            refused_on[where].append(e)
     for node, gpus in sorted(_busy_gpus(facts, cfg).items()):
         if not gpus or not _unowned(facts, node):
             continue
@@ -82,7 +86,7 @@ def check_gpu_busy_unowned(facts: Facts, cfg: GpuBusyUnownedConfig) -> list[Find
             for g, (u, m) in sorted(gpus.items())[:4])
         ended = sorted((r for r in facts.acct_on_node(node) if r.end_time is not None), key=lambda r: r.end_time)[-1:]
         evidence = [Evidence(text=f"{node}: {shown} while the scheduler runs no job there", metric="gpu")]
-        refused = [e for e in facts.job_events_of("cuda_error") if _BUSY.search(e.message) and printed_on(facts, e) == node]
+        refused = refused_on.get(node, [])
         if refused:
             # Jobs sent there fail because the GPU is taken: the stray process is the node's fault, not a question.
             ref = node_ref(facts, node)

@@ -39,6 +39,7 @@ def check_hung_task_transient(facts: Facts, cfg: HungTaskConfig) -> list[Finding
     no traceback, and lines at least ``went_on_min`` after the last report."""
     findings: list[Finding] = []
     nodes = sorted({e.node for e in facts.kernel_events_of("hung_task") if e.node})
+    logs = {s.job: s for s in facts.job_logs if s.job} if nodes else {}
     for node in nodes:
         reports = [e for e in facts.kernel_events_on(node) if e.kind == "hung_task"]
         times = [t for e in reports if (t := kernel_event_time(facts, e)) is not None]
@@ -53,7 +54,6 @@ def check_hung_task_transient(facts: Facts, cfg: HungTaskConfig) -> list[Finding
                 e.node == node for e in facts.kernel_events_of("fs_client", "lustre_error")):
             continue
         jobs = facts.jobs_on_node(node, states=None)
-        logs = {s.job: s for s in facts.job_logs if s.job}
         last = max(times)
         if not jobs or any((j.state or "") != "RUNNING" or j.job_id not in logs
                            or logs[j.job_id].last_timestamp is None

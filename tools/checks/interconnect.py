@@ -294,7 +294,7 @@ def _unhurt_jobs(facts: Facts, node: str, n: _Node) -> list[str]:
     jobs = facts.jobs_on_node(node, states=None)
     if not jobs or any((j.state or "") != "RUNNING" for j in jobs):
         return []
-    logged = {s.job for s in facts.job_logs if s.job}
+    logged = facts.cached("logged_jobs", lambda: {s.job for s in facts.job_logs if s.job})
     if any(j.job_id not in logged for j in jobs):
         return []  # a job whose log was not read may be failing: nothing says it is unhurt
     if any(ev.kind in _HURT for j in jobs for ev in facts.job_events(j.job_id)):

@@ -96,8 +96,8 @@ def _ended(facts: Facts, job: str) -> datetime | None:
     a, j = facts.acct_job(job), facts.job(job)
     end = (a.end_time if a else None) or (j.end_time if j and (j.state or "") == "TIMEOUT" else None)
     if end is None:
-        cancels = [e.timestamp for e in facts.job_events_of("slurm_message")
-                   if e.job == job and e.timestamp and "time limit" in e.message.lower()]
+        cancels = [e.timestamp for e in facts.job_events(job)
+                   if e.kind == "slurm_message" and e.timestamp and "time limit" in e.message.lower()]
         end = max(cancels) if cancels else None
     return end
 
