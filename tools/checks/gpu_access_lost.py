@@ -50,7 +50,7 @@ def host_sees_gpus(facts: Facts, node: str) -> bool:
 
 
 def _reader_nodes(facts: Facts) -> set[str]:
-    return {s.node for s in facts.gpu_samples if s.node} | {g.node for g in facts.gpu_status if g.node}
+    return facts.sampled_nodes() | {g.node for g in facts.gpu_status if g.node}
 
 
 def check_gpu_access_lost(facts: Facts, cfg: GpuAccessLostConfig) -> list[Finding]:

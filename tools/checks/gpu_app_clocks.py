@@ -15,6 +15,7 @@ from collections import defaultdict
 from statistics import median
 
 from tools.checks.base import CheckConfig
+from tools.checks.gpu_peers import sample_rows
 from tools.facts import Facts
 from tools.knowledge.dcgm import CLOCK_EVENT_FIELDS
 from tools.knowledge.precedence import confidence
@@ -46,16 +47,19 @@ def _held_smi(facts: Facts, cfg: GpuAppClocksConfig) -> dict[str, list[str]]:
 
 
 def _held_dcgm(facts: Facts, cfg: GpuAppClocksConfig) -> dict[str, list[str]]:
-    sm = {(s.node, s.gpu): s.value for s in facts.samples("DCGM_FI_DEV_SM_CLOCK") if s.node and s.value > 0}
+    sm = {(k[1], k[2]): v for k, v in sample_rows(facts, "DCGM_FI_DEV_SM_CLOCK") if k[1] and v > 0}
     if not sm:
         return {}
     peers = median(sm.values())
     held: dict[str, list[str]] = defaultdict(list)
-    for s in facts.samples(*CLOCK_EVENT_FIELDS):
-        bits = int(s.value)
-        clock = sm.get((s.node, s.gpu))
-        if s.node and bits & _APP_BIT and not bits & _HW_BITS and clock and clock <= cfg.max_ratio * peers:
-            held[s.node].append(f"GPU {s.gpu} at {clock:.0f} MHz (peers' median {peers:.0f})")
+    for k, v in sample_rows(facts, *CLOCK_EVENT_FIELDS):
+        bits = int(v)
+        if not bits & _APP_BIT:
+            continue
+        node, gpu = k[1], k[2]
+        clock = sm.get((node, gpu))
+        if node and not bits & _HW_BITS and clock and clock <= cfg.max_ratio * peers:
+            held[node].append(f"GPU {gpu} at {clock:.0f} MHz (peers' median {peers:.0f})")
     return held
 
 

@@ -40,11 +40,14 @@ def _busy_gpus(facts: Facts, cfg: GpuBusyUnownedConfig) -> dict[str, dict[str, t
     """{node: {gpu: (utilization %, memory used MiB)}} of GPUs over either threshold (newest reading each)."""
     newest: dict[tuple[str, str, str], tuple[float, float]] = {}
     for name in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"):
-        for s in facts.samples(name):
-            if s.node and s.gpu is not None:
-                key = (s.node, s.gpu, name)
-                if key not in newest or (s.timestamp_s or 0) >= newest[key][0]:
-                    newest[key] = (s.timestamp_s or 0, s.value)
+        for b in facts.sample_blocks(name):  # columns: no MetricSample made per sample
+            times = b.times
+            for i, (k, v) in enumerate(zip(b.keys, b.values)):
+                if k[1] and k[2] is not None:
+                    key = (k[1], k[2], name)
+                    t = (times[i] if times is not None else None) or 0
+                    if key not in newest or t >= newest[key][0]:
+                        newest[key] = (t, v)
     readings: dict[str, dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(lambda: [None, None]))
     for (node, gpu, name), (_, value) in newest.items():
         readings[node][gpu][0 if name.endswith("UTIL") else 1] = value

@@ -78,15 +78,20 @@ def _replays(facts: Facts, cfg: PcieLinkConfig, nodes: dict[str, _Node]) -> None
     # Only the replay counter's samples (by name, through the index), not every sample of the page: with two
     # or more such names (a raw counter and an increase() query) file order across them needs the full list.
     names = [n for n in facts.metric_names() if PCIE_REPLAY in n]
-    samples = facts.samples(*names) if len(names) <= 1 else [s for s in facts.gpu_samples if PCIE_REPLAY in s.name]
-    for s in samples:
-        if not s.node:
+    if len(names) <= 1:  # one name: its columns (no MetricSample made per sample)
+        rows = ((b.name, k, v, b.times[i] if b.times is not None else None)
+                for b in facts.sample_blocks(*names) for i, (k, v) in enumerate(zip(b.keys, b.values)))
+    else:
+        rows = ((s.name, (s.labels, s.node, s.gpu), s.value, s.timestamp_s)
+                for s in facts.gpu_samples if PCIE_REPLAY in s.name)
+    for name, k, value, ts in rows:
+        if not k[1]:
             continue
-        key = (s.node, s.gpu or "?")
-        if s.name.startswith(("increase(", "rate(", "delta(")):
-            growth[key] = max(growth.get(key, 0.0), s.value)  # the query computed the growth already
+        key = (k[1], k[2] or "?")
+        if name.startswith(("increase(", "rate(", "delta(")):
+            growth[key] = max(growth.get(key, 0.0), value)  # the query computed the growth already
         else:
-            series[key].append((s.timestamp_s or 0.0, s.value))
+            series[key].append((ts or 0.0, value))
     for key, points in series.items():
         if len(points) >= 2:
             points.sort()

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from statistics import median
 
 from tools.facts import Facts
 from tools.knowledge.dcgm import UTIL_FIELDS
 from tools.models.findings import Evidence
+from tools.models.gpu_columns import SeriesKey
 
-__all__ = ["node_means", "utilisation", "peer_groups", "peer_median", "metric_evidence", "UTIL_METRICS", "SM_CLOCK", "TEMP",
+__all__ = ["node_means", "node_values", "sample_rows", "utilisation", "peer_groups", "peer_median", "metric_evidence", "UTIL_METRICS", "SM_CLOCK", "TEMP",
            "gpu_activity", "ACTIVITY_METRICS"]
 
 UTIL_METRICS = UTIL_FIELDS
@@ -21,6 +23,29 @@ time with any kernel running, not how much of the GPU works)."""
 TEMP = "DCGM_FI_DEV_GPU_TEMP"
 
 
+def sample_rows(facts: Facts, *names: str) -> Iterator[tuple[SeriesKey, float]]:
+    """(series key (labels, node, gpu), value) of every sample of these metrics, in ``facts.samples(*names)``
+    order, read from the columns (no MetricSample made)."""
+    for b in facts.sample_blocks(*names):
+        yield from zip(b.keys, b.values)
+
+
+def node_values(facts: Facts, metric: str) -> dict[str, list[float]]:
+    """{node: values of ``metric`` there, in file order} (samples without a node left out); built once per metric."""
+    def build() -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        for b in facts.sample_blocks(metric):
+            if b.node:
+                out.setdefault(b.node, []).extend(b.values)
+            elif b.node is None:
+                for k, v in zip(b.keys, b.values):
+                    if k[1]:
+                        out.setdefault(k[1], []).append(v)
+        return out
+
+    return facts.cached(f"node_values:{metric}", build)
+
+
 def node_means(facts: Facts, metric: str) -> dict[str, float]:
     """Mean of ``metric`` over each node's GPUs (and time points), in the metric's unit.
 
@@ -28,10 +53,16 @@ def node_means(facts: Facts, metric: str) -> dict[str, float]:
     the checks that read it (read-only).
     """
     def build() -> dict[str, float]:
-        vals: dict[str, list[float]] = defaultdict(list)
-        for s in facts.samples(metric):
-            if s.node:
-                vals[s.node].append(s.value * 100.0 if metric.startswith("DCGM_FI_PROF_") else s.value)
+        vals: dict[str, list[float]] = {}
+        prof = metric.startswith("DCGM_FI_PROF_")
+        for b in facts.sample_blocks(metric):  # columns: a block of one node's GPUs is added at once
+            values = [v * 100.0 for v in b.values] if prof else b.values
+            if b.node:
+                vals.setdefault(b.node, []).extend(values)
+            elif b.node is None:
+                for k, v in zip(b.keys, values):
+                    if k[1]:
+                        vals.setdefault(k[1], []).append(v)
         return {n: sum(v) / len(v) for n, v in vals.items() if v}  # statistics.mean is ~10x slower on floats
 
     return facts.cached(f"node_means:{metric}", build)
@@ -79,9 +110,9 @@ def gpu_activity(facts: Facts) -> tuple[str | None, dict[tuple[str, str], float]
     """The first profiling activity field present and its mean per (node, GPU index), in percent."""
     for m in ACTIVITY_METRICS:
         vals: dict[tuple[str, str], list[float]] = defaultdict(list)
-        for s in facts.samples(m):
-            if s.node and s.gpu is not None:
-                vals[(s.node, s.gpu)].append(s.value * 100.0)
+        for k, v in sample_rows(facts, m):
+            if k[1] and k[2] is not None:
+                vals[(k[1], k[2])].append(v * 100.0)
         if vals:  # sum/len, not statistics.mean (exact Fractions, ~10x slower): the same for one or two points
             return m, {k: sum(v) / len(v) for k, v in vals.items()}
     return None, {}

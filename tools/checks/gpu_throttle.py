@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from tools.checks.base import CheckConfig, job_culprits
-from tools.checks.gpu_peers import SM_CLOCK, TEMP, metric_evidence, node_means
+from tools.checks.gpu_peers import SM_CLOCK, TEMP, metric_evidence, node_means, sample_rows
 from tools.facts import Facts
 from tools.facts.queries import affected_jobs
 from tools.knowledge.dcgm import CLOCK_EVENT_FIELDS
@@ -25,6 +25,7 @@ REASON_BITS = {
 cap, is normal under full load and is not counted alone)."""
 
 _REASON_FIELDS = CLOCK_EVENT_FIELDS
+_ANY_REASON = sum(REASON_BITS)
 
 
 class ThrottleConfig(CheckConfig):
@@ -55,9 +56,9 @@ def _power_cap_outliers(facts: Facts, cfg: ThrottleConfig, clocks: dict[str, flo
                     out[node] = f"power limit {watts:.0f} W (peers {median:.0f} W)"
             break
     capped: dict[str, int] = {}
-    for s in facts.samples(*_REASON_FIELDS):
-        if s.node:
-            capped[s.node] = capped.get(s.node, 0) + (1 if int(s.value) & _SW_POWER_CAP else 0)
+    for k, v in sample_rows(facts, *_REASON_FIELDS):
+        if k[1]:
+            capped[k[1]] = capped.get(k[1], 0) + (1 if int(v) & _SW_POWER_CAP else 0)
     # The uncapped peers' median clock is the same for every capped node: computed once, not per node
     # (that was O(capped x free), a quarter of the CPU at 10,000 nodes).
     peers = sorted(clocks[n] for n, k in capped.items() if k == 0 and n in clocks)
@@ -78,13 +79,15 @@ def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Findin
     """
     reasons: dict[str, set[str]] = defaultdict(set)
     gpus: dict[str, set[str]] = defaultdict(set)
-    for s in facts.samples(*_REASON_FIELDS):
-        if s.node:
-            bits = int(s.value)
+    for k, v in sample_rows(facts, *_REASON_FIELDS):
+        if k[1]:
+            bits = int(v)
+            if not bits & _ANY_REASON:
+                continue
             for bit, label in REASON_BITS.items():
                 if bits & bit:
-                    reasons[s.node].add(label)
-                    gpus[s.node].add(s.gpu or "?")
+                    reasons[k[1]].add(label)
+                    gpus[k[1]].add(k[2] or "?")
     labels = {label.lower(): label for label in REASON_BITS.values()}
     hot_max: dict[str, float] = {}
     for g in facts.gpu_status:  # nvidia-smi -q reasons by name; nvidia-smi CSV / -q temperatures
@@ -97,9 +100,10 @@ def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Findin
         if g.temperature_c is not None and g.temperature_c >= cfg.hot_temp_c:
             hot_max[g.node] = max(hot_max.get(g.node, 0.0), g.temperature_c)
     temps = node_means(facts, TEMP)
-    for s in facts.samples(TEMP):
-        if s.node and s.value >= cfg.hot_temp_c:
-            hot_max[s.node] = max(hot_max.get(s.node, 0.0), s.value)
+    hot = cfg.hot_temp_c
+    for k, v in sample_rows(facts, TEMP):
+        if k[1] and v >= hot:
+            hot_max[k[1]] = max(hot_max.get(k[1], 0.0), v)
     clocks = node_means(facts, SM_CLOCK)
     power_outliers = _power_cap_outliers(facts, cfg, clocks)
     for node, why in power_outliers.items():

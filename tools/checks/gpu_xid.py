@@ -20,6 +20,7 @@ from pydantic import Field
 
 from tools.checks.base import CheckConfig, clip, kernel_evidence, log_evidence
 from tools.checks.gpu_access_lost import host_sees_gpus
+from tools.checks.gpu_peers import node_values
 from tools.facts import Facts
 from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_event_time, printed_on, rank_node
 from tools.knowledge.dcgm import NON_INTERRUPTING_FIELDS, XID_FIELD, gpu_fault_samples
@@ -199,8 +200,8 @@ def _burst(n: _Node, min_gpus: int = 4, within_s: float = 5.0) -> tuple[int, int
 def _ecc_clean(facts: Facts, node: str) -> bool:
     """The node's ECC counters were read and are all zero (nvidia-smi volatile DBE, DCGM DBE / remapped rows)."""
     smi = [g.ecc_dbe_volatile for g in facts.gpu_status if g.node == node and g.ecc_dbe_volatile is not None]
-    dcgm = [s.value for name in ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
-                                 "DCGM_FI_DEV_ROW_REMAP_FAILURE") for s in facts.samples(name) if s.node == node]
+    dcgm = [v for name in ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+                           "DCGM_FI_DEV_ROW_REMAP_FAILURE") for v in node_values(facts, name).get(node, ())]
     values = smi + dcgm
     return bool(values) and all(v == 0 for v in values)
 
@@ -225,9 +226,9 @@ def _records_clean(facts: Facts, node: str) -> bool:
                                                                     if a.format == "kernel-log" and a.node})
     if not kernel_read or any(ev.kind in ("xid", "fallen_off_bus", "gpu_ecc") for ev in facts.kernel_events_on(node)):
         return False
-    dbe = [s for name in ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_DEV")
-           for s in facts.samples(name) if s.node == node]
-    return bool(dbe) and all(s.value == 0 for s in dbe)
+    dbe = [v for name in ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_DEV")
+           for v in node_values(facts, name).get(node, ())]
+    return bool(dbe) and all(v == 0 for v in dbe)
 
 
 def _repeat_app_faults(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:

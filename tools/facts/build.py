@@ -16,6 +16,7 @@ from tools.errors import ParseError, UnknownFormatError
 from tools.facts.model import ArtifactInfo, Facts
 from tools.facts.offload import Offload
 from tools.models.gpu import GpuStatus, MetricSample
+from tools.models.gpu_columns import SampleBlock
 from tools.models.k8s import K8sEvent, K8sNode, K8sPod
 from tools.models.k8s_objects import K8sResourceQuota, K8sWorkload
 from tools.models.logs import JobLogEventBase, JobLogSummary, KernelEventBase
@@ -35,7 +36,6 @@ _ROUTES: dict[type, str] = {
     MdtStats: "md_stats",
     JobStatsEntry: "job_stats",
     LfsDfRow: "lfs_df",
-    MetricSample: "gpu_samples",
     GpuStatus: "gpu_status",
     JobLogSummary: "job_logs",
     K8sNode: "k8s_nodes",
@@ -128,7 +128,7 @@ def _build(artifacts: Iterable[RawArtifact], *, captured_at: datetime | None, cl
                 waiting.append((art, info, offload.submit(art)))
                 continue
             if not waiting:
-                _apply(facts, jobs, nodes, art, info, lambda a=art: parse_artifact(a), strict=strict)
+                _apply(facts, jobs, nodes, art, info, lambda a=art: parse_artifact(a, columnar=True), strict=strict)
                 continue
             ticket = _parsed_here(art)
             waiting.append((ticket[2], info, ticket))
@@ -162,7 +162,7 @@ def _parsed_here(art: RawArtifact) -> tuple[None, list[BaseModel] | BaseExceptio
     """A ticket for an artifact parsed in this process while earlier ones are still in the worker."""
     meta = _Meta(art.path, art.format, art.node, art.job, art.command, art.url)
     try:
-        return (None, parse_artifact(art), meta)
+        return (None, parse_artifact(art, columnar=True), meta)
     except Exception as e:  # noqa: BLE001 - raised again, in order, by _apply
         return (None, e, meta)
 
@@ -205,16 +205,32 @@ def _apply(facts: Facts, jobs: dict[str, SlurmJob], nodes: dict[str, SlurmNode],
     info.records = len(records)
     query = _query_of(art.url)
     kind = type(records[0]) if records else None
+    if kind is SampleBlock and all(type(rec) is SampleBlock for rec in records):  # a DCGM page, as columns
+        info.records = sum(len(b.values) for b in records)
+        facts.sample_store.add_blocks(records)
+        return
+    if kind is MetricSample and not query and all(type(rec) is MetricSample for rec in records):
+        facts.sample_store.add_samples(records)
+        return
     if (kind is not None and not issubclass(kind, (SlurmJob, SlurmNode)) and not (query and issubclass(kind, MetricSample))
             and all(type(rec) is kind for rec in records)):
         getattr(facts, _route(records[0])).extend(records)  # one kind (a DCGM page, a log's events): one route
         return
+    samples: list[MetricSample] = []
     for rec in records:
         if query and isinstance(rec, MetricSample) and not rec.name:
             rec.name = query  # a PromQL expression's result (rate(...), 100 - avg(...)) is named by it
-        if isinstance(rec, SlurmJob):
+        if isinstance(rec, MetricSample):
+            samples.append(rec)
+        elif isinstance(rec, SampleBlock):
+            if samples:
+                facts.sample_store.add_samples(samples)
+                samples = []
+            facts.sample_store.add_blocks([rec])
+        elif isinstance(rec, SlurmJob):
             jobs[rec.job_id] = _merge(jobs[rec.job_id], rec) if rec.job_id in jobs else rec
         elif isinstance(rec, SlurmNode):
             nodes[rec.name] = _merge(nodes[rec.name], rec) if rec.name in nodes else rec
         else:
             getattr(facts, _route(rec)).append(rec)
+    facts.sample_store.add_samples(samples)

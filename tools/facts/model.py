@@ -15,7 +15,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from tools.facts.sample_store import SampleStore, SampleView
 from tools.models.gpu import GpuStatus, MetricSample
+from tools.models.gpu_columns import SampleBlock
 from tools.models.k8s import K8sEvent, K8sNode, K8sPod
 from tools.models.k8s_objects import K8sResourceQuota, K8sWorkload
 from tools.models.logs import JobLogEvent, JobLogSummary, KernelEvent
@@ -65,7 +67,6 @@ class Facts(BaseModel):
     md_stats: list[MdtStats] = Field(default_factory=list)
     job_stats: list[JobStatsEntry] = Field(default_factory=list)
     lfs_df: list[LfsDfRow] = Field(default_factory=list)
-    gpu_samples: list[MetricSample] = Field(default_factory=list)
     gpu_status: list[GpuStatus] = Field(default_factory=list)
     kernel_events: list[KernelEvent] = Field(default_factory=list)
     job_log_events: list[JobLogEvent] = Field(default_factory=list)
@@ -82,6 +83,30 @@ class Facts(BaseModel):
     """Evidence that could not be read: files that failed to parse, fetches that failed, checks that raised."""
 
     _index: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _samples: SampleStore = PrivateAttr(default_factory=SampleStore)
+
+    def __init__(self, **data: Any) -> None:
+        samples = data.pop("gpu_samples", None)
+        super().__init__(**data)
+        if samples:
+            self._samples = SampleStore(samples)
+
+    @property
+    def gpu_samples(self) -> SampleView:
+        """GPU/Prometheus samples (dcgm-exporter pages, Prometheus query results), in file order: a read-only
+        sequence of MetricSample. Kept as columns (tools.facts.sample_store) and made into objects only when
+        iterated; checks read ``sample_blocks`` / ``samples`` instead."""
+        return SampleView(self._samples)
+
+    @gpu_samples.setter
+    def gpu_samples(self, samples: Iterable[MetricSample]) -> None:
+        self._samples = SampleStore(samples)
+        self._index = {}
+
+    @property
+    def sample_store(self) -> SampleStore:
+        """Where the samples are kept (build_facts adds to it)."""
+        return self._samples
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Facts:
         """A copy with its derived indexes dropped: a copy is made to be changed (a what-if, a test adding
@@ -232,15 +257,24 @@ class Facts(BaseModel):
             list(self._log_hosts()), lambda j: self.log_hosts(j))).get(node, [])
 
     def samples(self, *names: str) -> list[MetricSample]:
-        """GPU/Prometheus samples with one of these metric names."""
-        by = self.cached("samples", lambda: self._group_by(self.gpu_samples, "name", empty=True))
+        """GPU/Prometheus samples with one of these metric names (file order; of several names, name by name)."""
+        store = self._samples
         if len(names) == 1:
-            return by.get(names[0], [])
-        return [s for n in names for s in by.get(n, [])]
+            return store.samples(names[0])
+        return [s for n in names for s in store.samples(n)]
+
+    def sample_blocks(self, *names: str) -> list[SampleBlock]:
+        """The samples of these metric names as columns (tools.models.gpu_columns.SampleBlock), in the order
+        ``samples(*names)`` gives them: what checks that sum or scan a metric over every GPU read."""
+        return self._samples.blocks(*names)
+
+    def sampled_nodes(self) -> set[str]:
+        """Every node some GPU/Prometheus sample is about."""
+        return self.cached("sample_nodes", self._samples.nodes)
 
     def metric_names(self) -> set[str]:
         """Every metric name present."""
-        return set(self.cached("samples", lambda: self._group_by(self.gpu_samples, "name", empty=True)))
+        return self._samples.names()
 
     # ------------------------------------------------------------------ Kubernetes
     def k8s_node(self, name: str) -> K8sNode | None:

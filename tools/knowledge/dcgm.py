@@ -76,12 +76,13 @@ def gpu_fault_samples(facts: Facts, hardware_xids: Iterable[int]) -> list[tuple[
     uncorrectable rows than the RMA policy allows."""
     hw = set(hardware_xids)
     out: list[tuple[MetricSample, str]] = []
-    for s in facts.samples(XID_FIELD):
-        if s.node and int(s.value) in hw:
-            out.append((s, f"Xid {int(s.value)}"))
+    # Read from the columns (tools.models.gpu_columns); only a block holding a fault is made into MetricSamples.
+    for b in facts.sample_blocks(XID_FIELD):
+        if any(k[1] and int(v) in hw for k, v in zip(b.keys, b.values)):
+            out += [(s, f"Xid {int(s.value)}") for s in b.samples() if s.node and int(s.value) in hw]
     for name, label in GPU_FAULT_FIELDS.items():
         limit = _REMAPPED_ROWS_LIMIT if name == "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS" else 0
-        for s in facts.samples(name):
-            if s.node and s.value > limit:
-                out.append((s, label))
+        for b in facts.sample_blocks(name):
+            if any(k[1] and v > limit for k, v in zip(b.keys, b.values)):
+                out += [(s, label) for s in b.samples() if s.node and s.value > limit]
     return out

@@ -73,8 +73,17 @@ def _load(module: str, func: str) -> tuple[Callable[..., list[Any]], frozenset[s
     return fn, frozenset(inspect.signature(fn).parameters)
 
 
-def parse_artifact(artifact: RawArtifact) -> list[BaseModel]:
+COLUMNAR: dict[str, tuple[str, str]] = {
+    "dcgm-prometheus-text": ("tools.parsers.gpu.dcgm_prometheus_text", "parse_dcgm_prometheus_blocks"),
+}
+"""Formats with a columnar reader (tools.models.gpu_columns) that ``parse_artifact(..., columnar=True)`` uses."""
+
+
+def parse_artifact(artifact: RawArtifact, *, columnar: bool = False) -> list[Any]:
     """Decode and parse one raw artifact with the parser of its format id.
+
+    With ``columnar``, a format in ``COLUMNAR`` may return SampleBlocks (columns of samples) instead of its
+    parser's MetricSamples: the same samples, without an object each (build_facts asks for that).
 
     Returns the parser's typed models (e.g. list[SlurmJob] for squeue-json); a Slurm command's
     recorded error output (controller unreachable) becomes one SlurmClientError.
@@ -97,4 +106,8 @@ def parse_artifact(artifact: RawArtifact) -> list[BaseModel]:
     if artifact.columns is not None:
         context["columns"] = artifact.columns
     accepted = _load(*PARSERS[artifact.format])[1]  # type: ignore[index]
+    spec = COLUMNAR.get(artifact.format) if columnar else None
+    found = _load(*spec) if spec is not None else None
+    if found is not None:
+        fn, accepted = found
     return fn(text, path=artifact.path, **{k: v for k, v in context.items() if k in accepted})

@@ -23,14 +23,13 @@ def _covered(facts: Facts) -> tuple[set[str], set[str]]:
         covered |= {e.node for e in facts.kernel_events if e.node}
         down: set[str] = set()
         for name in facts.metric_names():
-            for s in facts.samples(name):
-                if not s.node:
-                    continue
+            for b in facts.sample_blocks(name):  # columns: no MetricSample made per sample
                 if name == "up":
-                    if s.value == 0:
-                        down.add(s.node)
+                    down.update(k[1] for k, v in zip(b.keys, b.values) if k[1] and v == 0)
+                elif b.node:
+                    covered.add(b.node)
                 else:
-                    covered.add(s.node)
+                    covered.update(k[1] for k in b.keys if k[1])
         return covered, down
     return facts.cached("node_coverage", build)
 

@@ -27,9 +27,10 @@ from tools.knowledge.dcgm import CHECKED_FIELDS
 
 from tools.errors import ParseError
 from tools.models.gpu import MetricSample
-from tools.parsers.gpu.exposition_fast import DCGM_BLANK_MIN, instance_host, wanted_samples
+from tools.models.gpu_columns import SampleBlock
+from tools.parsers.gpu.exposition_fast import DCGM_BLANK_MIN, instance_host, plain_page_blocks, wanted_samples
 
-__all__ = ["parse_dcgm_prometheus_text", "samples_from_exposition", "instance_host", "DCGM_BLANK_MIN",
+__all__ = ["parse_dcgm_prometheus_text", "parse_dcgm_prometheus_blocks", "samples_from_exposition", "instance_host", "DCGM_BLANK_MIN",
            "DCGM_CHECKED_FIELDS"]
 
 _NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
@@ -119,3 +120,21 @@ def parse_dcgm_prometheus_text(text: str, *, path: str, node: str | None = None,
     if not found:  # nothing recognised: read it all, so that garbage raises (and odd layouts still parse)
         found = [s for s in samples_from_exposition(text, path=path, node=node) if s.name in wanted]
     return found
+
+
+def parse_dcgm_prometheus_blocks(text: str, *, path: str, node: str | None = None,
+                                 families: Collection[str] | None = DCGM_CHECKED_FIELDS
+                                 ) -> list[SampleBlock] | list[MetricSample]:
+    """What ``parse_dcgm_prometheus_text`` reads, as columns where it can: one SampleBlock per family block of a
+    page of the usual shape (their ``samples()``, in order, are exactly that function's result), else its
+    MetricSamples (an unusual page, a page with no wanted sample, ``families=None``). Used by build_facts, so
+    that a cluster's pages cost no object per sample.
+
+    Raises:
+        ParseError: as ``parse_dcgm_prometheus_text``.
+    """
+    if families is not None:
+        blocks = plain_page_blocks(text, node, frozenset(families))
+        if blocks:
+            return blocks
+    return parse_dcgm_prometheus_text(text, path=path, node=node, families=families)

@@ -22,8 +22,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tools.errors import ParseError
 from tools.models.gpu import MetricSample
+from tools.models.gpu_columns import SampleBlock, SeriesKey
 
-__all__ = ["wanted_samples", "line_samples", "bad_line_error", "sample", "instance_host", "DCGM_BLANK_MIN"]
+__all__ = ["wanted_samples", "plain_page_blocks", "line_samples", "bad_line_error", "sample", "instance_host", "DCGM_BLANK_MIN"]
 
 DCGM_BLANK_MIN = 9223372036854775792.0
 """DCGM reports "no value / not supported" as int64 sentinels at or above 0x7ffffffffffffff0."""
@@ -211,12 +212,67 @@ def _plain_block(name: str, lines: list[str], labels_seen: _Labels, node: str | 
     return out
 
 
-def _plain_page(text: str, node: str | None, wanted: Collection[str]) -> list[MetricSample] | None:
-    """A whole page of the usual dcgm-exporter shape read by family: the text cut at its comment lines
-    (``str.split``, no walk over them), a family no one asked for skipped whole, a wanted one read by
-    ``_plain_block``. None when anything is unusual (a blank line inside a family, two families with no
-    comment between them, a line of another shape, a page not ending in a newline): the caller then
-    reads the page with ``_Reader``, which finds exactly these samples on a page this function takes."""
+_LINE_RX: dict[str, re.Pattern[str]] = {}
+
+
+def _line_rx(name: str) -> re.Pattern[str]:
+    """``name{labels} value`` lines of one family, as ``_plain_block`` takes them: the label text runs to the
+    line's last ``} `` (greedy), the value is one token with no blank or ``}``."""
+    rx = _LINE_RX.get(name)
+    if rx is None:
+        rx = _LINE_RX[name] = re.compile("^" + re.escape(name) + r"\{(.*)\} ([^ }\n]+)$", re.MULTILINE)
+    return rx
+
+
+_Keys = dict[tuple[str, ...], tuple[list[SeriesKey], str | None]]
+
+
+def _block_columns(name: str, body: str, labels_seen: _Labels, keys_seen: _Keys,
+                   node: str | None) -> SampleBlock | None | bool:
+    """The samples of ``body`` (sample lines of ``name``, no trailing newline) as one SampleBlock, read as
+    ``_plain_block`` reads them (the same lines taken, the same values, labels, nodes and GPUs), with one regex
+    pass and one ``float`` map per block instead of per-line ``str`` work and an object per sample. None when
+    any line is not of the plain shape; False when every sample is a DCGM blank."""
+    found = _line_rx(name).findall(body)
+    if len(found) != body.count("\n") + 1:
+        return None
+    texts, value_texts = zip(*found)
+    try:
+        values = list(map(float, value_texts))
+    except ValueError:
+        return None
+    known = keys_seen.get(texts)
+    if known is None:
+        series: list[SeriesKey] = []
+        for label_text in texts:
+            key = labels_seen.get(label_text)
+            if key is None:
+                if label_text and not _LABELS.fullmatch(label_text):
+                    return None
+                labels = dict(_PAIR.findall(label_text))
+                key = labels_seen[label_text] = (labels, _host(labels, node), labels.get("gpu"))
+            series.append(key)
+        nodes = {k[1] for k in series}
+        known = keys_seen[texts] = (series, next(iter(nodes)) if len(nodes) == 1 else None)
+    keys, one_node = known
+    if any(v >= DCGM_BLANK_MIN for v in values):  # NaN is kept, as prometheus_client keeps it
+        kept = [i for i, v in enumerate(values) if not v >= DCGM_BLANK_MIN]
+        if not kept:
+            return False
+        keys = [keys[i] for i in kept]
+        values = [values[i] for i in kept]
+        nodes = {k[1] for k in keys}
+        one_node = next(iter(nodes)) if len(nodes) == 1 else None
+    return SampleBlock(name, keys, values, None, one_node)
+
+
+def plain_page_blocks(text: str, node: str | None, wanted: Collection[str]) -> list[SampleBlock] | None:
+    """A whole page of the usual dcgm-exporter shape read by family into SampleBlocks (one per wanted family
+    block, page order): the text cut at its comment lines (``str.split``, no walk over them), a family no one
+    asked for skipped whole, a wanted one read by ``_block_columns``. None when anything is unusual (a blank
+    line inside a family, two families with no comment between them, a line of another shape, a page not
+    ending in a newline): the caller then reads the page with ``_Reader``, which finds exactly these samples
+    on a page this function takes."""
     if not text.endswith("\n"):
         return None
     parts = text.split("\n#")
@@ -224,7 +280,8 @@ def _plain_page(text: str, node: str | None, wanted: Collection[str]) -> list[Me
         parts[0] = "\n" + parts[0]  # samples before any comment: a block like the others
     last = len(parts) - 1
     labels_seen: _Labels = {}
-    out: list[MetricSample] = []
+    keys_seen: _Keys = {}
+    out: list[SampleBlock] = []
     for i, part in enumerate(parts):
         nl = part.find("\n")
         if nl < 0:
@@ -240,10 +297,11 @@ def _plain_page(text: str, node: str | None, wanted: Collection[str]) -> list[Me
                 return None
         if first not in wanted:
             continue  # one family, not wanted: its lines are not read
-        found = _plain_block(first, part[nl + 1:end].split("\n"), labels_seen, node)
-        if found is None:
+        block = _block_columns(first, part[nl + 1:end], labels_seen, keys_seen, node)
+        if block is None:
             return None
-        out += found
+        if block is not False:
+            out.append(block)
     return out
 
 
@@ -284,9 +342,9 @@ def wanted_samples(text: str, *, path: str, node: str | None, wanted: Collection
     Raises:
         ParseError: naming path and line of a malformed line that is read.
     """
-    plain = _plain_page(text, node, wanted)
+    plain = plain_page_blocks(text, node, wanted)
     if plain is not None:
-        return plain
+        return [s for block in plain for s in block.samples()]
     r = _Reader(text, path, node, wanted)
     pos, n = 0, len(text)
     while pos < n:
