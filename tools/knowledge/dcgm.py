@@ -77,12 +77,18 @@ def gpu_fault_samples(facts: Facts, hardware_xids: Iterable[int]) -> list[tuple[
     hw = set(hardware_xids)
     out: list[tuple[MetricSample, str]] = []
     # Read from the columns (tools.models.gpu_columns); only a block holding a fault is made into MetricSamples.
+    lowest = min(hw, default=0)
     for b in facts.sample_blocks(XID_FIELD):
+        total = sum(b.values)  # finite: no NaN or infinity in the block, so max() below is every value's bound
+        if b.values and total - total == 0 and 0 not in hw and -1 < min(b.values) and max(b.values) < max(lowest, 1):
+            continue  # every value's int() is 0 (Xid 0: none), or below the lowest hardware Xid
         if any(k[1] and int(v) in hw for k, v in zip(b.keys, b.values)):
             out += [(s, f"Xid {int(s.value)}") for s in b.samples() if s.node and int(s.value) in hw]
     for name, label in GPU_FAULT_FIELDS.items():
         limit = _REMAPPED_ROWS_LIMIT if name == "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS" else 0
         for b in facts.sample_blocks(name):
+            if b.values and max(b.values) <= limit:  # (a NaN first makes max NaN: then the values are looked at one by one)
+                continue
             if any(k[1] and v > limit for k, v in zip(b.keys, b.values)):
                 out += [(s, label) for s in b.samples() if s.node and s.value > limit]
     return out

@@ -66,8 +66,8 @@ def _read_inside(root: Path, rel: str, top: Path, fmt: str, limits: InputLimits)
         if top not in p.parents:
             raise SnapshotError(f"{rel}: now lies outside the snapshot ({p})")
         fd = os.open(p, _FLAGS)
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
+    try:  # the descriptor itself, no file object around it (20,000 files at 10,000 nodes)
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise SnapshotError(f"{rel}: listed in the manifest but not a regular file")
         cap = byte_cap(fmt, limits)
@@ -77,14 +77,32 @@ def _read_inside(root: Path, rel: str, top: Path, fmt: str, limits: InputLimits)
                     bounded(fmt, b"", st.st_size, limits)
                 except ValueError as e:
                     raise SnapshotError(f"{rel}: {e}") from None
-            f.seek(st.st_size - cap)
-            return f.read(cap), st.st_size
+            os.lseek(fd, st.st_size - cap, os.SEEK_SET)
+            return _read_n(fd, cap), st.st_size
         # read(cap + 1) would allocate the whole cap (hundreds of MiB) for every file before shrinking it;
         # the size is known, and one more byte tells a file that grew meanwhile (then read on up to the cap).
-        data = f.read(st.st_size + 1)
+        data = _read_n(fd, st.st_size + 1)
         if len(data) > st.st_size:
-            data += f.read(cap + 1 - len(data))
+            data += _read_n(fd, cap + 1 - len(data))
         return data, max(st.st_size, len(data))
+    finally:
+        os.close(fd)
+
+
+def _read_n(fd: int, n: int) -> bytes:
+    """Up to ``n`` bytes from ``fd``: fewer only at the end of the file (what a file object's read(n) gives)."""
+    data = os.read(fd, n)
+    if len(data) == n or not data:
+        return data
+    parts = [data]
+    left = n - len(data)
+    while left > 0:
+        more = os.read(fd, left)
+        if not more:
+            break
+        parts.append(more)
+        left -= len(more)
+    return b"".join(parts)
 
 
 class SnapshotSource:

@@ -255,7 +255,9 @@ def _block_columns(name: str, body: str, labels_seen: _Labels, keys_seen: _Keys,
         nodes = {k[1] for k in series}
         known = keys_seen[texts] = (series, next(iter(nodes)) if len(nodes) == 1 else None)
     keys, one_node = known
-    if any(v >= DCGM_BLANK_MIN for v in values):  # NaN is kept, as prometheus_client keeps it
+    top = max(values)  # the largest value but NaNs, or NaN when the first value is NaN (then each is looked at)
+    if (top >= DCGM_BLANK_MIN or top != top) and any(v >= DCGM_BLANK_MIN for v in values):  # NaN is kept,
+        # as prometheus_client keeps it
         kept = [i for i, v in enumerate(values) if not v >= DCGM_BLANK_MIN]
         if not kept:
             return False
