@@ -29,23 +29,81 @@ class Record:
     values: dict[str, str] = field(default_factory=dict)
 
 
-def read_records(text: str, *, path: str, first_key: str, rest_of_line: frozenset[str]) -> list[Record]:
+def read_records(text: str, *, path: str, first_key: str, rest_of_line: frozenset[str],
+                 fast: bool = True) -> list[Record]:
     """Split scontrol output into records keyed by ``first_key`` (``JobId`` or ``NodeName``).
 
-    One pass over the lines, a ``str.split`` per line; each distinct key's spelling is checked
-    once (scontrol prints the same few dozen keys in every record).
+    Records end at blank lines. A record of the usual shape is read at once (``_plain_record``); any other,
+    and with ``fast=False`` every one, line by line (``_read_lines``): the same records either way, which
+    tests/unit/tools/parsers/test_scontrol_fast.py holds on every recorded file. Each distinct key's
+    spelling is checked once (scontrol prints the same few dozen keys in every record).
 
     Raises:
         ParseError: text outside a record, a record that does not start with ``first_key=``,
             or a line that is not key=value.
     """
     records: list[Record] = []
-    current: Record | None = None
+    start = first_key + "="
+    if not fast or _OTHER_BREAKS.search(text):  # line breaks other than \n (splitlines' set): line by line
+        _read_lines(text.splitlines(), 1, records, path=path, start=start, first_key=first_key,
+                    rest_of_line=rest_of_line)
+    else:
+        number = 1
+        for chunk in text.split("\n\n"):
+            lead = len(chunk) - len(chunk.lstrip("\n"))
+            body = chunk[lead:] if lead else chunk
+            if body:
+                values = _plain_record(body, start, rest_of_line)
+                if values is not None:
+                    records.append(Record(number + lead, values))
+                else:
+                    _read_lines(body.split("\n"), number + lead, records, path=path, start=start,
+                                first_key=first_key, rest_of_line=rest_of_line)
+            number += chunk.count("\n") + 2
+    if not records:
+        raise ParseError(path, None, f"no {first_key}= records")
+    return records
+
+
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+"""What str.splitlines breaks lines at besides \n."""
+_UNINDENTED = re.compile(r"\n\S")
+
+
+def _plain_record(body: str, start: str, rest_of_line: frozenset[str]) -> dict[str, str] | None:
+    """The values of a record of the usual shape, read at once: what ``_read_lines`` reads from it, without its
+    per-line and per-word steps. The shape: it starts with ``start``, its other lines are indented, every word
+    is key=value with a key seen before, no key comes twice, and each free-text key's value is the last word
+    of its line (no blank in it). None for anything else (the caller then reads it line by line)."""
+    if not body.startswith(start) or _UNINDENTED.search(body):
+        return None
+    words = body.split()
+    try:
+        values = dict([w.split("=", 1) for w in words])
+    except ValueError:  # a word without "=" (a Key:value counter, a cut line)
+        return None
+    if len(values) != len(words) or not _good_keys.issuperset(values):
+        return None
+    for key in rest_of_line.intersection(values):  # a free-text value runs to the end of its line
+        at = body.find(key + "=")
+        while at > 0 and not body[at - 1].isspace():  # inside an earlier word's value
+            at = body.find(key + "=", at + 1)
+        end = body.find("\n", at)
+        if body[at + len(key) + 1:end if end >= 0 else len(body)].rstrip() != values[key]:
+            return None
+    return values
+
+
+def _read_lines(lines: list[str], first_number: int, records: list[Record], *, path: str, start: str,
+                first_key: str, rest_of_line: frozenset[str]) -> None:
+    """Read ``lines`` (the first numbered ``first_number``) into ``records`` line by line, a ``str.split`` per
+    line; a line that starts no record continues the last one (an indented line after a blank line still
+    belongs to the record above)."""
+    current: Record | None = records[-1] if records else None
     open_key: str | None = None
     """A free-text key that ended the previous line: scontrol prints a job name holding a newline
     verbatim, so the next unindented line continues it."""
-    start = first_key + "="
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(lines, start=first_number):
         if not line or line.isspace():
             open_key = None
             continue  # blank lines separate records, but 23.x also prints one inside a node record
@@ -62,9 +120,6 @@ def read_records(text: str, *, path: str, first_key: str, rest_of_line: frozense
             current.values[open_key] += "\n" + line.rstrip()
             continue
         open_key = _read_line(line, number, current.values, path=path, rest_of_line=rest_of_line)
-    if not records:
-        raise ParseError(path, None, f"no {first_key}= records")
-    return records
 
 
 _KEY_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_:/.()\-]*")
