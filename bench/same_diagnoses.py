@@ -7,7 +7,8 @@ Run:  python bench/same_diagnoses.py dump OUT.json [--only SUBSTRING]   (with PY
 (agent.diagnose.diagnose_path: built-in model, in-process gateway) and writes, per incident, what a user is
 told: root cause, confidence, culprits, summary, evidence, proposed actions (spec and commands), every finding
 (check, root cause, message, culprits, evidence, strength, confidence, actions), the unreadable evidence, the
-GPU hours lost, and the check findings of ``run_checks`` alone. Run ids, plan hashes and times are left
+GPU hours lost, the check findings of ``run_checks`` alone, the first 2,000 GPU samples and the
+``get_gpu_metrics`` read tool's first page. Run ids, plan hashes and times are left
 out (they differ run to run). ``compare`` prints every incident whose record differs, field by field, and
 exits 1 when any does.
 """
@@ -42,6 +43,9 @@ def _record(path: Path) -> dict:
     out["checks_failed"] = [u.model_dump(mode="json") for u in run.failed]
     out["records_read"] = ctx.facts.records_read()
     out["gpu_samples"] = [s.model_dump(mode="json") for s in ctx.facts.gpu_samples][:2000]
+    from tools.read.gpu import get_gpu_metrics
+
+    out["gpu_metrics"] = get_gpu_metrics(ctx, limit=100).model_dump(mode="json")
     return out
 
 

@@ -39,7 +39,7 @@ def _host_sees_gpus(facts: Facts, node: str) -> str | None:
     smi = facts.cached("smi_gpus_by_node", lambda: Counter(g.node for g in facts.gpu_status if g.node and not g.lost))
     if smi.get(node):
         return f"nvidia-smi lists {smi[node]} GPU(s)"
-    if node in facts.cached("sampled_nodes", lambda: {s.node for s in facts.gpu_samples if s.node}):
+    if node in facts.sampled_nodes():
         return "its DCGM exporter reports GPUs"
     if any(e.kind in ("gpu_driver", "xid") or "NVRM" in e.message for e in facts.kernel_events_on(node)):
         return "the NVIDIA driver logs on it"

@@ -70,15 +70,18 @@ def _mode_shares(facts: Facts) -> dict[str, dict[str, float]]:
 def _query_series(facts: Facts) -> dict[str, float]:
     """node -> busy share from recorded CPU-utilisation expressions (series named by their query)."""
     out: dict[str, float] = {}
-    for s in facts.gpu_samples:
-        name = s.name.lower()
-        if not s.node or "cpu" not in name or not any(w in name for w in ("idle", "utili", "usage", "busy")):
+    for metric in sorted(facts.metric_names()):  # by name, not every sample (a max per node: order does not matter)
+        name = metric.lower()
+        if "cpu" not in name or not any(w in name for w in ("idle", "utili", "usage", "busy")):
             continue
         if name.startswith("node_cpu_seconds_total"):
             continue  # raw counters: mode_shares
-        value = s.value / 100.0 if s.value > 1.5 else s.value
         idle = "idle" in name and not name.replace(" ", "").startswith(("100-", "1-"))
-        out[s.node] = max(out.get(s.node, 0.0), 1.0 - value if idle else value)
+        for s in facts.samples(metric):
+            if not s.node:
+                continue
+            value = s.value / 100.0 if s.value > 1.5 else s.value
+            out[s.node] = max(out.get(s.node, 0.0), 1.0 - value if idle else value)
     return out
 
 

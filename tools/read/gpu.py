@@ -55,16 +55,24 @@ def get_gpu_metrics(ctx: ReadContext, *, node: str | None = None, limit: int = 2
     vals: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     gpus: dict[str, set[str]] = defaultdict(set)
     extra: dict[str, dict[str, int]] = defaultdict(dict)
-    for s in ctx.facts.gpu_samples:
-        if not s.node or (node and s.node != node) or not s.name.startswith("DCGM_FI_"):
-            continue  # aggregates and rules (PromQL results without a DCGM name) are no GPU
-        gpus[s.node].add(s.gpu or "?")
-        if s.name in _FIELDS:
-            vals[s.node][_FIELDS[s.name]].append(s.value)
-        elif s.name == "DCGM_FI_DEV_XID_ERRORS" and s.value > 0:
-            extra[s.node]["xid"] = max(extra[s.node].get("xid", 0), int(s.value))
-        elif s.name in ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"):
-            extra[s.node]["throttle_reasons"] = extra[s.node].get("throttle_reasons", 0) | int(s.value)
+    # Metric by metric from the columns (no MetricSample per sample: 1.2 million at 10,000 nodes). Every result
+    # below is a set, an exact mean, a max or an OR per node, and the briefs are sorted: the order read is free.
+    facts = ctx.facts
+    names = sorted(n for n in facts.metric_names() if n.startswith("DCGM_FI_"))  # aggregates and rules
+    for name in names:  # (PromQL results without a DCGM name) are no GPU
+        field = _FIELDS.get(name)
+        for b in facts.sample_blocks(name):
+            for k, value in zip(b.keys, b.values):
+                n = k[1]
+                if not n or (node and n != node):
+                    continue
+                gpus[n].add(k[2] or "?")
+                if field is not None:
+                    vals[n][field].append(value)
+                elif name == "DCGM_FI_DEV_XID_ERRORS" and value > 0:
+                    extra[n]["xid"] = max(extra[n].get("xid", 0), int(value))
+                elif name in ("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"):
+                    extra[n]["throttle_reasons"] = extra[n].get("throttle_reasons", 0) | int(value)
     for g in ctx.facts.gpu_status:
         if g.node and (not node or g.node == node):
             gpus[g.node].add(str(g.index))
