@@ -11,7 +11,7 @@ from tools.facts.queries import control_plane_hosts
 from tools.knowledge.host import CLOCK_TROUBLE, CREDENTIAL_TIME
 from tools.knowledge.precedence import confidence
 from tools.models.logs import KernelEvent, SlurmMessageEvent, SlurmNodeEvent
-from tools.models.findings import Evidence, Finding
+from tools.models.findings import ActionSpec, Evidence, Finding
 
 __all__ = ["ControllerConfig", "check_controller_unreachable"]
 
@@ -52,6 +52,8 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
     hosts_killed = sorted({e.node for e in killed if e.node and e.process == "slurmctld"})
     hosts_hung = sorted({e.node for e in hung if e.node not in hosts_killed})
     hosts = sorted({e.controller for e in down if e.controller} | set(hosts_killed) | set(hosts_hung))
+    failing = [] if hosts else _failing_control_hosts(facts)
+    hosts = hosts or sorted({e.node for e in failing if e.node})
     fs_down = _fs_down(facts) if hung else []
     mine = set(control_plane_hosts(facts)) & set(hosts_hung) if hung else set()
     storage = [e for e in fs_down if e.node in mine]  # the file-system errors on slurmctld's own host
@@ -59,27 +61,88 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
     evidence = [Evidence(text=e.message[:300], file=e.path) for e in errors[:4]]
     evidence += [Evidence(text=e.message[:300], file=e.file, line=e.line) for e in (down[:2] + log_lines[:3])]
     evidence += [kernel_evidence(e) for e in killed[:2] + hung[:1] + storage[:1]]
-    evidence += [kernel_evidence(e) for e in munge[:1] + clocks[:2]]
+    evidence += [kernel_evidence(e) for e in munge[:1] + clocks[:2] + failing[:2]]
     # The daemon's state in its host's kernel log is a direct signal about the controller, as strong as the
     # storage errors behind it (which it then explains: see SUPERSEDES).
     # Unless the same storage fails compute nodes too: then it is the file system that is down for everyone.
     shared = any(e.node not in hosts_hung for e in fs_down)
     strength = "direct" if (killed or hung) and errors and not shared else "state" if (errors or hosts) else "symptom"
     skewed = sorted({e.node for e in clocks if e.node})
+    heavy = _rpc_heavy_user(facts)
+    if heavy:
+        evidence.insert(0, Evidence(text=f"sdiag: user {heavy[0]} sent {heavy[1]:,} RPCs, {heavy[2]:.0%} of all users' "
+                                         "RPCs", metric="sdiag RPCs by user", value=heavy[1], unit="count"))
+    # One notice reaches the user: addressed through one of their running jobs (squeue, else sacct).
+    storm_jobs = [j.job_id for j in [*facts.jobs, *facts.acct]
+                  if heavy and j.user == heavy[0] and (j.state or "") == "RUNNING"][:1]
     return [Finding(
         check="controller_unreachable", root_cause="controller_unreachable",
         message=f"{len(errors)} recorded Slurm command(s) and {len(log_lines)} log line(s) could not reach slurmctld"
-        + (f"; slurmctld on {', '.join(gone)} is down" if (gone := [h for h in hosts if h not in hosts_hung]) else "")
+        + (f"; slurmctld on {', '.join(gone)} is down" if (gone := [h for h in hosts if h not in hosts_hung
+                                                                   and not failing]) else "")
+        + (f"; the control daemons or MUNGE fail on {', '.join(hosts)}: {failing[0].message[:160]}" if failing else "")
         + (f" (the kernel OOM killer ended {', '.join(sorted({e.process or '?' for e in killed}))})" if killed else "")
         + (f"; slurmctld is blocked in the kernel on {', '.join(hosts_hung)} ({len(hung)} hung-task report(s))" if hung else "")
         + (f", waiting on its file-system server {', '.join(sorted({s for e in storage if (s := _server(e))}))} "
            "(StateSaveLocation): restore that storage, slurmctld then resumes" if storage else "")
         + (f"; MUNGE credentials arrive expired and the clock of {', '.join(skewed)} is not synchronised: "
-           "fix its time source (chrony/NTP), then munged" if munge and skewed else ""),
-        culprits=[f"node:{h}" for h in hosts + [n for n in skewed if n not in hosts]], evidence=evidence[:8],
+           "fix its time source (chrony/NTP), then munged" if munge and skewed else "")
+        + (f"; user {heavy[0]} sends {heavy[2]:.0%} of the RPCs (sdiag): its polling saturates slurmctld" if heavy else ""),
+        culprits=[f"node:{h}" for h in hosts + [n for n in skewed if n not in hosts]]
+        + ([f"user:{heavy[0]}"] if heavy else []), evidence=evidence[:8],
         strength=strength, confidence=confidence(strength, corroborated=bool(errors and (hosts or log_lines))),
-        suggested_actions=[],
+        suggested_actions=[ActionSpec(type="notify_owner", job=j, reason=f"user {heavy[0]}'s RPC rate saturates "
+                                      "slurmctld: poll less often (sacct, or squeue --me every minute)")
+                           for j in storm_jobs if heavy],
     )] + dbd
+
+
+_SYSTEM_USERS = ("root", "slurm")
+
+
+def _rpc_heavy_user(facts: Facts, share: float = 0.5, lead: float = 5.0) -> tuple[str, int, float] | None:
+    """(user, RPC count, share) of the one user whose RPCs are at least ``share`` of every user's and ``lead``
+    times the next user's in the newest sdiag's "Remote Procedure Call statistics by user" (root and the
+    SlurmUser are the daemons themselves): a client loop polling slurmctld, the usual cause of its threads
+    saturating. None otherwise."""
+    samples = [r for r in facts.other if getattr(r, "rpcs_by_user", None)]
+    if not samples:
+        return None
+    rows = sorted(samples[-1].rpcs_by_user, key=lambda r: -r.count)  # type: ignore[attr-defined]
+    total = sum(r.count for r in rows)
+    people = [r for r in rows if r.name not in _SYSTEM_USERS and r.id != 0]
+    if not people or not total:
+        return None
+    top, rest = people[0], people[1:]
+    if top.count / total >= share and (not rest or top.count >= lead * rest[0].count):
+        return top.name, top.count, top.count / total
+    return None
+
+
+_AUTH_DAEMONS = ("munged", "munge")
+"""MUNGE, which every Slurm RPC's credential passes through: its failure on the control host fails them all."""
+_FAILED = ("error", "fail", "fatal", "insecure")
+
+
+def _failing_control_hosts(facts: Facts) -> list[KernelEvent]:
+    """MUNGE failing on a control host that is not a compute node (``munged: Error: Keyfile is insecure``,
+    ``munge.service: Failed``, ``slurmctld: error: Munge encode failed``) or its control daemons' fatal lines:
+    the host whose daemons fail is where the controller is lost. Timeouts a busy slurmctld logs are not."""
+    compute = set(facts.node_names())
+    out: list[KernelEvent] = []
+    for host in control_plane_hosts(facts):
+        if host in compute:
+            continue
+        for e in facts.kernel_events_on(host):
+            low = e.message.lower()
+            source = (e.source or "").lower()
+            auth = source.startswith(_AUTH_DAEMONS) or low.startswith(("munge.service", "munged")) or "munge" in low
+            fatal = source.startswith(("slurmctld", "slurmdbd")) and "fatal" in low
+            if any(w in low for w in CREDENTIAL_TIME):
+                continue  # an expired or rewound credential is the sending host's clock (see _munge_clock)
+            if (auth and any(w in low for w in _FAILED)) or fatal:
+                out.append(e)  # type: ignore[arg-type]
+    return out
 
 
 def _fs_down(facts: Facts) -> list[KernelEvent]:

@@ -4,7 +4,9 @@ nothing). Lustre, GPFS/Spectrum Scale, NFS, BeeGFS."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from collections.abc import Iterable
 
 from tools.checks.base import CheckConfig, job_culprits, kernel_evidence, log_evidence
 from tools.facts import Facts
@@ -28,12 +30,15 @@ class FsUnavailableConfig(CheckConfig):
 
     min_events: int = 2
     """Error events (lost connection, eviction, timeout, expel) on a node that make it count."""
+    quick_fail_s: int = 120
+    """A job that ends badly this soon after starting, on a node that cannot mount, never reached its work."""
     single_client_share: float = 0.34
     """If no more than this share of the nodes with logs report errors, the fault is on those clients
     (drain them); above it, the servers or LNet are at fault."""
 
 
 _MOUNT_ROOTS = ("/gpfs/", "/lustre/", "/mnt/", "/fs/")
+_CLIENT_LOG = re.compile(r"(?:log '|Unmounted )([\w-]{1,64}?)-client\b")
 
 
 def _fs_name(ev: object) -> str | None:
@@ -47,7 +52,8 @@ def _fs_name(ev: object) -> str | None:
         for sep in ("-OST", "-MDT", "-MGS"):
             if sep in target:
                 return target.split(sep)[0]
-        return None
+        named = _CLIENT_LOG.search(ev.message)  # the MGC's lines name the client's config log: <fs>-client
+        return named[1] if named else None
     if isinstance(ev, FsClientEvent) and not ev.fs and ev.fs_type in _NAMED_BY_TYPE:
         return ev.fs_type  # a client line that names no mount: the site's one file system of that kind
     return getattr(ev, "fs", None)
@@ -154,6 +160,8 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
     if rest or down_targets:
         events = [e for evs in rest.values() for e in evs]
         fss = sorted({f for e in events if (f := _fs_name(e))} | {r.fs for r in down_targets if r.fs})
+        if not fss and any(isinstance(e, LustreEvent) for e in events):
+            fss = _lustre_fs_named(facts, rest)
         hung = [e for n in rest for e in facts.kernel_events_on(n) if e.kind == "hung_task"]
         jobs = affected_jobs(facts, rest, since=first_seen(facts, events))
         slow_only = bool(events) and all(isinstance(e, LustreEvent) and e.state == "request_timeout" for e in events)
@@ -167,7 +175,8 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             + (f"; {len(down_targets)} target(s) unavailable in lfs df" if down_targets else "")
             + (f"; {len(hung)} hung task(s)" if hung else "")
             + ("" if only_control else "; servers or network unreachable for many clients"),
-            culprits=[f"fs:{fs}" for fs in fss] + _targets(rest) + job_culprits(jobs)
+            culprits=[f"fs:{fs}" for fs in fss] + _targets(rest) + _down_targets(facts, down_targets)
+            + _lost_servers(facts, rest) + job_culprits(jobs)
             + ([f"node:{n}" for n in sorted(rest)] if only_control else []), evidence=evidence[:6],
             # Only "timed out for slow reply": the servers answer, slowly (an overloaded MDS/OSS): a symptom.
             strength="symptom" if slow_only else "direct",
@@ -175,7 +184,56 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             suggested_actions=[ActionSpec(type="notify_owner", job=j, reason="job hung on unreachable file-system servers")
                                for j in jobs],
         ))
+        if holes := _unmounted_nodes(facts, rest, cfg):
+            found = findings[-1]
+            found.culprits[len(fss):len(fss)] = [node_ref(facts, n).culprit for n in holes]
+            found.message += (f"; {', '.join(holes)} could not mount it while the servers are down (booted during the "
+                              "outage: every job there fails at once): drain them until it mounts")
+            found.suggested_actions[:0] = [a for n in holes for a in take_out_of_service(
+                facts, node_ref(facts, n), "file system not mounted (its servers are down): jobs fail here at once")]
     return findings
+
+
+_NOT_MOUNTED = ("mount_failed", "not_mounted", "unmounted")
+
+
+def _lustre_fs_named(facts: Facts, nodes: Iterable[str]) -> list[str]:
+    """For Lustre errors that name no target (MGC and LNet lines): the file system the nodes' other Lustre lines
+    name (``The configuration from log 'scratch-client' failed``), else the one Lustre file system `lfs df` read."""
+    named = {f for n in nodes for e in facts.kernel_events_on(n)
+             if isinstance(e, LustreEvent) and (f := _fs_name(e))}
+    recorded = {r.fs for r in facts.lfs_df if r.fs}
+    return sorted(named) if named else sorted(recorded) if len(recorded) == 1 else []
+
+
+def _ran_s(r: object) -> float | None:
+    """Seconds a sacct row ran: its Elapsed, else End - Start (a ``--format`` without Elapsed)."""
+    if getattr(r, "elapsed_s", None) is not None:
+        return r.elapsed_s  # type: ignore[attr-defined]
+    start, end = getattr(r, "start_time", None), getattr(r, "end_time", None)
+    return (end - start).total_seconds() if start and end else None
+
+
+def _unmounted_nodes(facts: Facts, rest: dict[str, list[object]], cfg: FsUnavailableConfig) -> list[str]:
+    """Compute nodes with no mount of the file system while its servers are down: their own log says the mount
+    failed (``lustre_fill_super(): Unable to mount``), or — when at least one node says so — they have no log
+    read and their jobs since the outage began all failed within ``quick_fail_s`` (the same black hole).
+    Nodes that mounted before the outage keep their jobs waiting, and are left alone."""
+    compute = set(facts.node_names())
+    direct = sorted(n for n, evs in rest.items() if n in compute and any(getattr(e, "state", None) in _NOT_MOUNTED
+                                                                           for e in evs))
+    if not direct:
+        return []
+    since = first_seen(facts, [e for evs in rest.values() for e in evs])
+    logged = {a.node for a in facts.artifacts if a.format == "kernel-log" and a.node}
+    rows: dict[str, list] = {}
+    for r in facts.acct:
+        if len(r.nodes) == 1 and r.nodes[0] not in logged and r.nodes[0] in compute and r.start_time \
+                and (since is None or r.start_time >= since):
+            rows.setdefault(r.nodes[0], []).append(r)
+    inferred = [n for n, rs in sorted(rows.items()) if all(
+        (r.state or "") in ENDED_BADLY and (ran := _ran_s(r)) is not None and ran <= cfg.quick_fail_s for r in rs)]
+    return (direct + inferred)[:8]
 
 
 def _targets(per_node: dict[str, list[object]]) -> list[str]:
@@ -194,6 +252,42 @@ def _targets(per_node: dict[str, list[object]]) -> list[str]:
                 seen.setdefault(target, set()).add(node)
     need = 1 if len(per_node) == 1 else 2
     return [f"{'mdt' if '-MDT' in t else 'ost'}:{t}" for t, nodes in sorted(seen.items()) if len(nodes) >= need][:4]
+
+
+def _down_targets(facts: Facts, down: list) -> list[str]:
+    """``mdt:`` / ``ost:`` culprits for the targets `lfs df` shows unavailable, when the file system's other
+    targets still answer (one MDT of a DNE namespace, a few OSTs): those targets are the fault. When every
+    target is down the servers or LNet are, and no one target is named."""
+    named: list[str] = []
+    for fs in sorted({r.fs for r in down if r.fs}):
+        rows = [r for r in facts.lfs_df if r.fs == fs]
+        gone = [r for r in down if r.fs == fs]
+        if len(gone) < len(rows):
+            for r in gone:
+                target = r.uuid.removesuffix("_UUID")
+                if "-MDT" in target or "-OST" in target:
+                    named.append(f"{'mdt' if '-MDT' in target else 'ost'}:{target}")
+    return named[:4]
+
+
+def _lost_servers(facts: Facts, per_node: dict[str, list[object]]) -> list[str]:
+    """``node:`` culprits for file-system servers that two or more nodes lost (GPFS NSD servers expelled or
+    overdue on their lease, an NFS server not responding), named by host name; Lustre NIDs and IP
+    addresses name no host and are left out, as are compute nodes (whose loss is their own finding). The
+    cluster manager's expel of a server counts from that one report: it is the cluster's own verdict."""
+    seen: dict[str, set[str]] = {}
+    expelled: set[str] = set()
+    for node, events in per_node.items():
+        for e in events:
+            server = getattr(e, "server", None) if isinstance(e, FsClientEvent) else None
+            if server and "@" not in server and not server.replace(".", "").replace(":", "").isdigit() \
+                    and server != node:
+                seen.setdefault(server, set()).add(node)
+                if e.state == "expelled":
+                    expelled.add(server)
+    compute = set(facts.node_names())
+    return [f"node:{s}" for s, nodes in sorted(seen.items())
+            if (len(nodes) >= 2 or s in expelled) and s not in compute][:4]
 
 
 def _client_only(e: object) -> bool:

@@ -66,6 +66,23 @@ def _hot_osts_only(facts: Facts, full: list, cfg: StorageFullConfig) -> list[Fin
     return out
 
 
+def _full_targets(facts: Facts, full: list[LfsDfRow]) -> list[str]:
+    """``mdt:`` culprits for full MDTs (every create fails there, whatever the OSTs hold) and ``ost:`` culprits
+    for full OSTs when the file system's other OSTs still have room (the full ones are the thing to fix); with
+    every OST full the file system is, and no one OST is named."""
+    named: list[str] = []
+    for r in full:
+        target = r.uuid.removesuffix("_UUID")
+        fs = r.fs or r.uuid.split("-")[0]
+        if r.kind == "MDT":
+            named.append(f"mdt:{target}")
+        elif r.kind == "OST":
+            osts = {o.uuid for o in facts.lfs_df if o.kind == "OST" and (o.fs or o.uuid.split("-")[0]) == fs}
+            if len({o.uuid for o in full if o.kind == "OST" and (o.fs or o.uuid.split("-")[0]) == fs}) < len(osts):
+                named.append(f"ost:{target}")
+    return list(dict.fromkeys(named))[:4]
+
+
 def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
     """storage_full per file system with a target at or over ``full_pct`` (blocks from `lfs df`,
     inodes from `lfs df -i`), corroborated by ENOSPC / quota / failed-write lines in job logs.
@@ -96,7 +113,7 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
                   metric="obdfilter job_stats", value=round(share * 100, 1), unit="%") for w, t, share in writers]
     evidence += [log_evidence(e) for e in enospc[:3]]
     fss = sorted({r.fs or r.uuid.split("-")[0] for r in full} or _written_fs(enospc))  # lfs df names it when read
-    culprits = [f"fs:{fs}" for fs in fss] + job_culprits(jobs)
+    culprits = [f"fs:{fs}" for fs in fss] + _full_targets(facts, full) + job_culprits(jobs)
     what = ", ".join(f"{r.uuid} {r.use_pct:.0f}%{' inodes' if r.inodes else ''}" for r in full[:4])
     local = _local_disks(facts, enospc)
     if local and not full:

@@ -58,11 +58,14 @@ _GPFS_RULES = [
                 re.IGNORECASE), "not_started"),
     (re.compile(r"Connected to|Accepted and connected|mounted file system|Mounted file system", re.IGNORECASE),
      "restored"),
-    (re.compile(r"\bI/O error|\bEIO\b|Input/output error|disk (?:failure|is down)|unable to access disks",
-                re.IGNORECASE), "io_error"),
+    (re.compile(r"\bI/O error|\bEIO\b|Input/output error|disk (?:failure|is down)|unable to access disks|"
+                r"(?:Read|Write) error on disk|no NSD server of the disk is available", re.IGNORECASE), "io_error"),
 ]
 _GPFS_TEXT = re.compile(r"\bGPFS\b|\bmmfs|6027-\d{3,4}")
-_GPFS_FS = re.compile(r"[Ff]ile [Ss]ystem (?P<fs>[\w.-]{1,64})")
+_GPFS_FS = re.compile(r"[Ff]ile [Ss]ystem (?P<fs>[\w.-]{1,64})|\bVolume (?P<vol>[\w-]{1,64})\.|"
+                      r"\bof /(?P<mount>[\w-]{1,64})(?=[\s)]|$)")
+"""The device name in an mmfs line: ``file system gpfs1``, the disk-failure form ``Volume gpfs1.``, or the
+mount point of an I/O error on an inode (``of /gpfs1``: the default mount point is /<device>)."""
 _GPFS_NODE = re.compile(r"\b(?:Node |to |from )?\d{1,3}(?:\.\d{1,3}){3} \((?P<node>[\w.-]{1,64})\)")
 _NFS = re.compile(r"^nfs\d?: server (?P<server>[\w.:\[\]-]{1,128}) (?P<state>not responding|OK)\b")
 _STALE = re.compile(r"\bStale (?:NFS )?file handle\b", re.IGNORECASE)
@@ -179,7 +182,7 @@ def classify_fs_client(source: str, msg: str) -> Classified | None:
             return None
         fs = _GPFS_FS.search(msg)
         node = _GPFS_NODE.search(msg)
-        return "fs_client", {"fs_type": "gpfs", "state": state, "fs": fs["fs"] if fs else None,
+        return "fs_client", {"fs_type": "gpfs", "state": state, "fs": next((g for g in fs.groups() if g), None) if fs else None,
                              "server": node["node"] if node else None}
     if _STALE.search(msg):
         return "fs_client", {"fs_type": "nfs" if "nfs" in msg.lower() else "other", "state": "stale_handle"}

@@ -217,3 +217,40 @@ def test_a_dbd_queue_that_spiked_and_drained_by_the_newest_sdiag_is_healthy_with
                                                    ("slurm/sdiag.txt", "sdiag-text", peak.replace("00:12:04", "00:58:04")
                                                     .replace("1796083924", "1796086684"))), ControllerConfig())
     assert g.root_cause == "controller_unreachable" and "6411" in " ".join(e.text for e in g.evidence)
+
+
+FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[4] / "tests" / "fixtures"
+MUNGE_BROKEN = """Mar 04 09:53:06 ctl01 munged[1181]: munged: Error: Keyfile is insecure: group-writable permissions without sticky bit set on "/etc"
+Mar 04 09:53:06 ctl01 systemd[1]: munge.service: Failed with result 'exit-code'.
+Mar 04 09:53:07 ctl01 slurmctld[1204]: slurmctld: error: Munge encode failed: Failed to access "/run/munge/munge.socket.2": No such file or directory
+"""
+BUSY_CTLD = "Mar 04 09:53:07 ctl01 slurmctld[1204]: slurmctld: error: slurm_receive_msg [10.1.4.4:42767]: Socket timed out on send/recv operation\n"
+
+
+def test_munge_failing_on_the_control_host_names_that_host(make_facts):
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE_ERR), ("kernel/ctl01.log", "kernel-log", MUNGE_BROKEN),
+                       **{"kernel/ctl01.log": {"node": "ctl01"}})
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert f.culprits == ["node:ctl01"] and "MUNGE fail on ctl01" in f.message and "Keyfile is insecure" in f.message
+    # a busy slurmctld's own timeouts on its host name no host: they are what the clients see, not a cause
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE_ERR), ("kernel/ctl01.log", "kernel-log", BUSY_CTLD),
+                       **{"kernel/ctl01.log": {"node": "ctl01"}})
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert f.culprits == []
+
+
+def test_one_user_sending_most_rpcs_is_named_and_told(make_facts):
+    storm = (FIXTURES / "sdiag-text" / "24.05-rpc-storm.txt").read_text()
+    sacct = ("JobID|JobName|User|State|ExitCode|Start|End|NodeList\n"
+             "1186100|wf-driver|alice|RUNNING|0:0|2026-03-04T08:00:00|Unknown|cpu-c-01\n"
+             "1186101|job|bob|RUNNING|0:0|2026-03-04T08:00:00|Unknown|cpu-c-02\n")
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", "slurm_load_jobs error: Socket timed out on send/recv operation\n"),
+                       ("slurm/sdiag.txt", "sdiag-text", storm), ("slurm/sacct.txt", "sacct-text", sacct))
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert "user:alice" in f.culprits and "user alice sends 65% of the RPCs" in f.message
+    assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "1186100")]
+    # an sdiag where only the daemons themselves call names no user
+    quiet = (FIXTURES / "sdiag-text" / "22.05-busy.txt").read_text()
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE_ERR), ("slurm/sdiag.txt", "sdiag-text", quiet))
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert not [c for c in f.culprits if c.startswith("user:")] and f.suggested_actions == []

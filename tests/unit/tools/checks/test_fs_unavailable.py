@@ -135,7 +135,7 @@ def test_nfs_server_down_for_everyone_drains_nothing(make_facts):
     facts = _facts(make_facts, {"hgx09": NFS_DOWN, "hgx10": NFS_DOWN, "hgx17": NFS_DOWN})
     (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
     assert f.root_cause == "storage_unavailable"
-    assert not [c for c in f.culprits if c.startswith("node:")]
+    assert [c for c in f.culprits if c.startswith("node:")] == ["node:nfs01"]  # the server, not a client
     assert {a.type for a in f.suggested_actions} == {"notify_owner"}
 
 
@@ -212,3 +212,93 @@ def test_two_clients_of_many_naming_the_same_server_are_its_victims_not_faulty_c
     logs = {"hgx09": nfs} | {f"hgx0{i}": QUIET for i in range(2, 7)}
     (g,) = check_fs_unavailable(_facts(make_facts, logs), FsUnavailableConfig())
     assert g.root_cause == "fs_client_fault" and g.culprits[0] == "node:hgx09"
+
+
+# GPFS: the cluster manager expels two NSD servers (mmfs.log.latest lines, no syslog prefix); clients see the
+# disks those servers serve fail. A different shape from the NSD-pair report: one client, an NFS-style name.
+GPFS_MANAGER = """2026-11-29_14:20:10.100+0000: [N] Node 10.8.0.21 (ess-io3) lease renewal is overdue. Pinging to check if it is alive
+2026-11-29_14:21:15.200+0000: [E] Node 10.8.0.21 (ess-io3) is being expelled because of an expired lease. Pings sent: 60. Replies received: 0.
+2026-11-29_14:21:16.200+0000: [E] Node 10.8.0.22 (ess-io4) is being expelled because of an expired lease. Pings sent: 60. Replies received: 0.
+2026-11-29_14:21:30.000+0000: [E] Disk failure.  Volume work. rc = 19. Physical volume io3_md_07.
+"""
+GPFS_CLIENT = """2026-11-29_14:22:02.000+0000: [E] Read error on disk io3_md_07 of file system work: no NSD server of the disk is available (err 5)
+2026-11-29_14:22:03.000+0000: [E] I/O error on inode 551023 of /work (err 5)
+"""
+
+
+def test_nsd_servers_the_manager_expelled_are_named_with_the_file_system(make_facts):
+    facts = _facts(make_facts, {"mgr01": GPFS_MANAGER, "hgx09": GPFS_CLIENT, "hgx10": GPFS_CLIENT, "hgx17": GPFS_CLIENT})
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert f.root_cause == "storage_unavailable"
+    assert f.culprits[:3] == ["fs:work", "node:ess-io3", "node:ess-io4"]
+    assert {a.type for a in f.suggested_actions} == {"notify_owner"}  # no client is drained
+
+
+def test_a_server_one_client_names_is_not_a_culprit(make_facts):
+    # One client's NFS server not responding while the others' logs are quiet: that client's fault, no server named.
+    facts = _facts(make_facts, {"hgx09": NFS_DOWN, "hgx10": QUIET, "hgx17": QUIET, "hgx02": QUIET})
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert f.root_cause == "fs_client_fault" and "node:nfs01" not in f.culprits
+
+
+LFS_DF_ONE_OST_DOWN = """UUID                   1K-blocks        Used   Available Use% Mounted on
+hpcfs-MDT0000_UUID    1168087040    34914816  1055306752   4% /hpcfs[MDT:0]
+hpcfs-OST000a_UUID   61476352000 40121339904 18282549248  69% /hpcfs[OST:10]
+hpcfs-OST000b_UUID   : Resource temporarily unavailable
+hpcfs-OST000c_UUID   61476352000 44882102272 13521786880  77% /hpcfs[OST:12]
+
+filesystem_summary:  122952704000 85003442176 31804336128  73% /hpcfs
+"""
+
+
+def test_an_ost_lfs_df_shows_unavailable_among_active_ones_is_named(make_facts):
+    files = [("lustre/hpcfs/lfs_df.txt", "lfs-df", LFS_DF_ONE_OST_DOWN)]
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), *files,
+                       *[(f"kernel/{n}.log", "kernel-log", LOST) for n in ("hgx09", "hgx10")],
+                       **{f"kernel/{n}.log": {"node": n} for n in ("hgx09", "hgx10")})
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert f.root_cause == "storage_unavailable" and "ost:hpcfs-OST000b" in f.culprits
+    # every target unavailable: the servers or LNet are down, no one target is named
+    every = LFS_DF_ONE_OST_DOWN.replace("61476352000 40121339904 18282549248  69% /hpcfs[OST:10]",
+                                        ": Resource temporarily unavailable").replace(
+        "61476352000 44882102272 13521786880  77% /hpcfs[OST:12]", ": Resource temporarily unavailable").replace(
+        "1168087040    34914816  1055306752   4% /hpcfs[MDT:0]", ": Resource temporarily unavailable")
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("lustre/hpcfs/lfs_df.txt", "lfs-df", every))
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert not [c for c in f.culprits if c.startswith(("ost:", "mdt:"))]
+
+
+# The MGS is down: nodes that mounted before keep waiting; nodes booted since cannot mount at all.
+MGS_LOST = """[Sun Nov 29 14:10:00 2026] LustreError: 166-1: MGC10.1.0.5@o2ib: Connection to MGS (at 10.1.0.5@o2ib) was lost; in progress operations using this service will fail
+[Sun Nov 29 14:12:00 2026] Lustre: 3120:0:(client.c:2295:ptlrpc_expire_one_request()) @@@ Request sent has failed due to network error: [sent 1795961520/real 1795961520]  req@ffff9d3cb6589fc6 x1818231940112400/t0(0) o250->MGC10.1.0.5@o2ib@10.1.0.5@o2ib:26/25 lens 520/544 e 0 to 1 dl 1795961525 ref 1 fl Rpc:eXNQU/0/ffffffff rc 0/-1 job:''
+"""
+NO_MOUNT = """[Sun Nov 29 14:20:11 2026] LustreError: 15c-8: MGC10.1.0.5@o2ib: The configuration from log 'hpcfs-client' failed (-5). This may be the result of communication errors between this node and the MGS, a bad configuration, or other errors. See the syslog for more information.
+[Sun Nov 29 14:20:11 2026] LustreError: 2904:0:(super25.c:183:lustre_fill_super()) llite: Unable to mount <unknown>: rc = -5
+[Sun Nov 29 14:20:12 2026] LNetError: 2895:0:(o2iblnd_cb.c:3472:kiblnd_check_conns()) Timed out RDMA with 10.1.0.5@o2ib (63): c: 0, oc: 0, rc: 32
+"""
+SINFO = """PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST
+gpu*         up   infinite      5    mix hgx[01-05]
+"""
+SACCT_QUICK = ("JobID|JobName|User|State|ExitCode|Start|End|NodeList\n"
+               "2211601|prep|ines|FAILED|1:0|2026-11-29T14:21:00|2026-11-29T14:21:06|hgx04\n"
+               "2211602|prep|ines|FAILED|1:0|2026-11-29T14:23:00|2026-11-29T14:23:04|hgx04\n"
+               "2211603|train|uma|FAILED|1:0|2026-11-29T13:00:00|2026-11-29T14:30:00|hgx05\n")
+
+
+def test_nodes_that_cannot_mount_while_the_mgs_is_down_are_drained(make_facts):
+    logs = {"hgx01": MGS_LOST, "hgx02": MGS_LOST, "hgx03": NO_MOUNT}
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO), ("slurm/sacct.txt", "sacct-text", SACCT_QUICK),
+                       *[(f"kernel/{n}.log", "kernel-log", t) for n, t in logs.items()],
+                       **{f"kernel/{n}.log": {"node": n} for n in logs})
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert f.root_cause == "storage_unavailable" and f.culprits[0] == "fs:hpcfs"
+    # hgx03 says it cannot mount; hgx04 has no log and every job since failed in seconds; hgx05's job ran 90 min
+    assert sorted(a.node for a in f.suggested_actions if a.type == "drain_node") == ["hgx03", "hgx04"]
+    assert "node:hgx03" in f.culprits and "node:hgx04" in f.culprits and "node:hgx05" not in f.culprits
+    # with no node saying it cannot mount, quick failures alone drain nothing
+    logs = {"hgx01": MGS_LOST, "hgx02": MGS_LOST, "hgx03": MGS_LOST}
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO), ("slurm/sacct.txt", "sacct-text", SACCT_QUICK),
+                       *[(f"kernel/{n}.log", "kernel-log", t) for n, t in logs.items()],
+                       **{f"kernel/{n}.log": {"node": n} for n in logs})
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert not [a for a in f.suggested_actions if a.type == "drain_node"]

@@ -50,7 +50,7 @@ def test_full_ost_names_fs_top_writer_and_victim(make_facts):
                    ("lustre/lustre/job_stats_OST0003.txt", "lctl-job-stats", OST_JOB_STATS), log=ENOSPC)
     (f,) = check_storage_full(facts, StorageFullConfig())
     assert f.root_cause == "storage_full"
-    assert f.culprits == ["fs:lustre", "job:74790", "job:74810"]
+    assert f.culprits == ["fs:lustre", "ost:lustre-OST0003", "job:74790", "job:74810"]  # the others have room
     assert (f.evidence[0].metric, f.evidence[0].value, f.evidence[0].unit) == ("lfs df", 100.0, "%")
     assert f.evidence[1].metric == "obdfilter job_stats" and f.evidence[1].value == 98.0
     assert (f.evidence[2].file, f.evidence[2].line) == (LOG, 1)
@@ -63,7 +63,7 @@ def test_full_ost_names_fs_top_writer_and_victim(make_facts):
 def test_mdt_inodes_full_fires(make_facts):
     (f,) = check_storage_full(_facts(make_facts, ("lustre/lustre/lfs_df_i.txt", "lfs-df-inodes", LFS_DF_INODES_FULL)),
                               StorageFullConfig())
-    assert f.culprits == ["fs:lustre"] and "lustre-MDT0000_UUID 100% inodes" in f.message
+    assert f.culprits == ["fs:lustre", "mdt:lustre-MDT0000"] and "lustre-MDT0000_UUID 100% inodes" in f.message
     assert f.evidence[0].metric == "lfs df -i"
 
 
@@ -93,7 +93,7 @@ def test_process_named_writer_and_hostile_path_are_data(make_facts):
     facts = _facts(make_facts, ("lustre/lustre/lfs_df.txt", "lfs-df", LFS_DF_FULL),
                    ("lustre/lustre/job_stats_OST0003.txt", "lctl-job-stats", js), log=hostile)
     (f,) = check_storage_full(facts, StorageFullConfig())
-    assert f.culprits == ["fs:lustre", "job:74810"]
+    assert f.culprits == ["fs:lustre", "ost:lustre-OST0003", "job:74810"]
     assert "dd.0" in f.evidence[1].text and "$(rm -rf ~)" in f.evidence[2].text
     assert [a.reason for a in f.suggested_actions] == ["writes fail: file system full"]
 
@@ -180,3 +180,22 @@ def test_one_hot_ost_on_a_roomy_file_system_with_no_enospc_is_not_a_fault(make_f
     assert [g.root_cause for g in check_storage_full(hit, StorageFullConfig())] == ["storage_full"]
     crowded = make_facts(("lustre/work/lfs_df.txt", "lfs-df", _lfs([93, 94, 92, 96])))
     assert [g.root_cause for g in check_storage_full(crowded, StorageFullConfig())] == ["storage_full"]
+
+
+def test_a_full_mdt_is_named_and_every_ost_full_names_no_ost(make_facts):
+    # MDT blocks full (changelog records, say) while the OSTs have room: every create fails on that MDT.
+    mdt_full = LFS_DF_FULL.replace("1168087040    34914816  1055306752   4%", "1168087040  1168080000        7040 100%") \
+        .replace("61468180480     8171520 100%", "40121339904 21355012096  65%")
+    (f,) = check_storage_full(_facts(make_facts, ("lustre/lustre/lfs_df.txt", "lfs-df", mdt_full), log=ENOSPC),
+                              StorageFullConfig())
+    assert f.culprits[:2] == ["fs:lustre", "mdt:lustre-MDT0000"] and not [c for c in f.culprits if c.startswith("ost:")]
+    every = """UUID                   1K-blocks        Used   Available Use% Mounted on
+work-MDT0000_UUID     1168087040    34914816  1055306752   3% /work[MDT:0]
+work-OST0000_UUID    61476352000 61470000000     6352000 100% /work[OST:0]
+work-OST0001_UUID    61476352000 61460000000    16352000 100% /work[OST:1]
+
+filesystem_summary:  122952704000 122930000000 22704000 100% /work
+"""
+    (f,) = check_storage_full(_facts(make_facts, ("lustre/work/lfs_df.txt", "lfs-df", every), log=ENOSPC),
+                              StorageFullConfig())
+    assert f.culprits == ["fs:work", "job:74810"]  # the file system is full, not one OST of it

@@ -23,6 +23,17 @@ def test_gpfs_mmfs_log_lines_by_state_and_the_expelled_node():
     assert _one("Mon Nov 30 10:01:02.123 2026: [X] File System scratch unmounted by the system with return code 5").fs == "scratch"
 
 
+def test_gpfs_disk_and_read_errors_name_the_device():
+    # Spectrum Scale's disk-failure and NSD-read lines, and an inode I/O error under the default mount /<device>.
+    ev = _one("Dec 08 03:42:31 io1 mmfs[5120]: [E] Disk failure.  Volume proj2. rc = 19. Physical volume md_0417.")
+    assert (ev.state, ev.fs) == ("io_error", "proj2")
+    ev = _one("2026-12-08_03:44:02.410+0000: [E] Write error on disk md_0417 of file system proj2: no NSD server of the disk is available (err 5)")
+    assert (ev.state, ev.fs) == ("io_error", "proj2")
+    assert _one("Dec 08 03:44:05 c1 kernel: mmfs: [E] I/O error on inode 5511 of /proj2 (err 5)").fs == "proj2"
+    # a mount under a shared root names no device here (/gpfs/<fs> is the site's convention, read by the checks)
+    assert _one("Dec 08 03:44:05 c1 kernel: mmfs: [E] I/O error on inode 5511 of /gpfs/proj2 (err 5)").fs is None
+
+
 def test_nfs_client_not_responding_and_ok():
     down = _one("[Thu Apr  9 02:03:41 2026] nfs: server nfs01 not responding, still trying")
     back = _one("[Thu Apr  9 02:06:12 2026] nfs: server nfs01 OK")
