@@ -55,8 +55,13 @@ def check_job_user_code_error(facts: Facts, cfg: UserCodeConfig) -> list[Finding
     for e in _exception_lines(facts):
         if not e.job or e.job in seen:
             continue
+        cause = None
+        if e.exception_type == "MPI_Abort":
+            cause = _abort_cause(facts, e)
+            if cause is False:
+                continue  # the abort follows an infrastructure error: that error's check explains the job
         etype = e.exception_type or ""
-        text = e.message.lower()
+        text = (cause.message if cause else e.message).lower()
         user_side = any(w in text for w in _USER_SIDE_WORDS)
         if not user_side and (any(x.lower() in etype.lower() for x in infra) or any(w in text for w in _INFRA_WORDS)):
             continue
@@ -70,16 +75,38 @@ def check_job_user_code_error(facts: Facts, cfg: UserCodeConfig) -> list[Finding
         owner, notify = log_owner(facts, e.job, f"job failed: {etype or e.message[:80]}")  # a Slurm job or a pod
         findings.append(Finding(
             check="job_user_code_error", root_cause="user_code_error",
-            message=(f"job {e.job} raised {etype or 'an exception'} in its own code" if etype else
+            message=(f"job {e.job} called MPI_Abort from its own code" + (f" after: {cause.message[:120]}" if cause else "")
+                     if etype == "MPI_Abort" else
+                     f"job {e.job} raised {etype or 'an exception'} in its own code" if etype else
                      f"job {e.job} failed in its own set-up: {e.message[:120]}")
             + (" (the job is still running)" if running else ""),
             culprits=[owner],
-            evidence=[log_evidence(e)],
+            evidence=[log_evidence(x) for x in (cause, e) if x],
             strength=strength, confidence=confidence(strength),
             suggested_actions=[notify],
         ))
     findings += _gpu_program_faults(facts, seen)
     return findings
+
+
+_INFRA_KINDS = ("nccl_error", "nccl_remote_error", "cuda_oom", "fs_error", "enospc", "net_event",
+                "checkpoint_write_failure", "checkpoint_load_failure")
+
+
+def _abort_cause(facts: Facts, abort: object):
+    """For a job that called MPI_Abort: the error line its program printed last before the abort (its own
+    message: ``ERROR: namelist read returns an end of file``), None when it printed none, or False when the
+    job's log holds an infrastructure error (NCCL, CUDA other than the program's own, file system, ENOSPC,
+    network) or that last line names one: MPI_Abort is then the program's reaction to the fault."""
+    events = facts.job_events(abort.job)  # type: ignore[attr-defined]
+    if any(x.kind in _INFRA_KINDS or (isinstance(x, CudaErrorEvent) and x.category != "application") for x in events):
+        return False
+    before = [x for x in events if x.kind == "generic" and x.file == abort.file  # type: ignore[attr-defined]
+              and x.line < abort.line and x.exception_type != "MPI_Abort"]  # type: ignore[attr-defined]
+    cause = before[-1] if before else None
+    if cause is not None and any(w in cause.message.lower() for w in _INFRA_WORDS):
+        return False
+    return cause
 
 
 def _exception_lines(facts: Facts) -> list:

@@ -69,6 +69,9 @@ _GENERIC = re.compile(r"^\s*(?:\[?(?:ERROR|FATAL|CRITICAL)\]?[: \]]|[EF]\d{4} \d
                       # a launcher echoing the child's error): "ImportError: libcudnn.so.9: cannot open ...".
                       r"|^(?:[A-Za-z_][\w]*\.){0,8}[A-Z]\w*(?:Error|Exception): \S"
                       r"|: command not found$")
+_MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank \d+|application called MPI_Abort\(|\bMPI_Abort\(MPI_COMM_WORLD")
+"""The program asked MPI to kill every rank (Open MPI's banner line; MPICH and Intel MPI's ``application called
+MPI_Abort(MPI_COMM_WORLD, 1) - process 0``): what follows is the launcher killing the others."""
 _GENERIC_BENIGN = re.compile(r"\b(?:warn(?:ing)?|deprecat\w*|0 errors?|no errors?)\b", re.IGNORECASE)
 _REMOTE = re.compile(
     r"ncclRemoteError|remote process exited or there was a network error|NET/IB ?: Got completion from peer"
@@ -345,6 +348,8 @@ def classify(message: str) -> list[Classified]:
         if step:
             fields["step"] = step["step"]
         found.append(("nan_loss", None, fields))
+    if not found and _MPI_ABORT.search(message):
+        return [("generic", "MPI_Abort", {})]
     if not found and _GENERIC.search(message) and not _GENERIC_BENIGN.search(message):
         found.append(("generic", exception_type(message), {}))
     return found

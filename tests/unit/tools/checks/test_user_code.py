@@ -186,3 +186,31 @@ def test_a_signal_from_outside_is_not_the_codes_error_and_a_pods_log_is_told_as_
     (f,) = check_job_user_code_error(facts, UserCodeConfig())
     assert f.culprits == ["pod:ml/w-1"] and [(a.type, a.pod, a.namespace) for a in f.suggested_actions] == [
         ("notify_owner", "w-1", "ml")]
+
+
+# A Fortran model that reads a bad input file and aborts through MPI (MPICH's one-line form, no traceback).
+NAMELIST_ABORT = """ WRF V4.5 MODEL
+ ERROR: module_configure: initial_config: error reading namelist: &physics
+application called MPI_Abort(MPI_COMM_WORLD, 1) - process 0
+srun: error: cpu-c-05: task 0: Exited with exit code 1
+"""
+# The same abort after the program's I/O failed on the file system: the abort is its reaction to the fault.
+IO_ABORT = """ ERROR: unable to open restart file /lustre/proj/wrfrst_d01: Input/output error
+application called MPI_Abort(MPI_COMM_WORLD, 1) - process 0
+"""
+NCCL_ABORT = """gn-12:91226:91314 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.1.0.7<45201> with status=12 opcode=1 len=0 vendor err 129 (Recv)
+MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD
+"""
+
+
+def test_an_mpi_abort_after_the_programs_own_error_is_user_code(make_facts):
+    sacct = ("JobID|JobName|User|State|ExitCode|Start|End|NodeList\n"
+             "51720|wrf|grace|FAILED|1:0|2026-03-04T09:00:00|2026-03-04T09:00:40|cpu-c-05\n")
+    for log in (NAMELIST_ABORT,):
+        facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct), (LOG, "job-log", log), **{LOG: {"job": "51720"}})
+        (f,) = check_job_user_code_error(facts, UserCodeConfig())
+        assert f.root_cause == "user_code_error" and "MPI_Abort" in f.message and "error reading namelist" in f.message
+        assert [e.line for e in f.evidence] == [2, 3]
+    for log in (IO_ABORT, NCCL_ABORT):
+        facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct), (LOG, "job-log", log), **{LOG: {"job": "51720"}})
+        assert check_job_user_code_error(facts, UserCodeConfig()) == []

@@ -95,3 +95,13 @@ def test_dcp_shard_failures_are_checkpoint_loads_of_the_checkpoint_being_resumed
     load = [e for e in events if e.kind == "checkpoint_load_failure"]
     saved = [e for e in events if e.kind == "checkpoint_saved"]
     assert [e.path for e in load] == ["/lustre/run/step_9500"] and [e.path for e in saved] == ["/lustre/run/step_9000"]
+
+
+def test_an_mpi_abort_is_kept_as_the_programs_own_exit():
+    # Open MPI's banner line and MPICH/Intel MPI's one-liner; the launcher's kill lines that follow are not it.
+    (ev,), _ = _events("MPI_ABORT was invoked on rank 12 in communicator MPI_COMM_WORLD\n")
+    assert (ev.kind, ev.exception_type) == ("generic", "MPI_Abort")
+    (ev,), _ = _events("application called MPI_Abort(MPI_COMM_WORLD, 3) - process 0\n")
+    assert ev.exception_type == "MPI_Abort"
+    events, _ = _events("NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\n")
+    assert events == []
