@@ -77,10 +77,12 @@ _NOT_AN_ID = re.compile(
 18000``, ``queue size > 5000``)."""
 _COUNTED = re.compile(
     r"\s+(?:[A-Za-z][\w-]*\s+){0,3}?(?:array\s+)?(?:tasks|jobs|nodes|gpus|pods|ranks|workers|steps|files|hosts|"
-    r"replicas|cards|users|minutes|hours|seconds|days|tokens|samples|images)\b|\s*(?:tflops|gb/s|gbps|gib|gb|mb|ms|s/it|it/s|%)(?![a-z])",
+    r"replicas|cards|users|minutes|hours|seconds|days|tokens|samples|images|bytes)\b|\s*(?:tflops|gb/s|gbps|gib|gb|mb|ms|s/it|it/s|%)(?![a-z])",
     re.IGNORECASE)
 """A number followed (within a few words) by a plural count noun counts things, not a job id (``92 of their 100
 AlphaFold array tasks``)."""
+_MAX_JOB_ID = 2 ** 32
+"""Slurm job ids are 32-bit: a longer number is a size or a count (``allocate 16525557760 bytes``)."""
 _UNIT_RATIO = re.compile(r"^(?:t?flops|tokens?|samples?|images?|gb|gib|mb|it|s|ms|w)/(?:gpu|node|s|sec|step|it|iter)$")
 """``TFLOPS/GPU``, ``tokens/s``: a unit, not a ``namespace/pod``."""
 _HOSTLIST_RE = re.compile(r"\b([a-z][\w-]*)\[([\d,\-]{1,40})\]", re.IGNORECASE)
@@ -115,7 +117,8 @@ def named_entities(question: str) -> set[str]:
     question = _HOSTLIST_RE.sub(" ", question)  # the list's prefix and ranges are not names of their own
     found = {m.group(1) for m in _JOB_RE.finditer(question)} | hosts
     found |= {m.group(1) for m in _ID_RE.finditer(question)
-              if not _NOT_AN_ID.search(question[max(0, m.start() - 24):m.start()])
+              if int(m.group(1).split("_")[0]) < _MAX_JOB_ID
+              and not _NOT_AN_ID.search(question[max(0, m.start() - 24):m.start()])
               and not _COUNTED.match(question[m.end():m.end() + 48])}
     found |= {m.group(1).lower() for m in _HOST_RE.finditer(question)}
     found |= {m.group(1).lower().rstrip(".") for m in _NAME_RE.finditer(question.lower())

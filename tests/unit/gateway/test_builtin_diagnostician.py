@@ -192,6 +192,9 @@ def test_conversation_reader_and_entities():
     assert conv.question == "hi" and conv.output_tool == "final_result" and "get_findings" in conv.tool_names
     assert {"4242", "gpu017"} <= named_entities("Job 4242 on gpu017 stalled for 40 minutes")
     assert "40" not in named_entities("stalled for 40 minutes")
+    # a quoted allocation size is no job id: by its unit, and by being past Slurm's 32-bit job ids
+    assert named_entities("job 8812004 died with 'Out of memory while trying to allocate 16525557760 bytes'") == {"8812004"}
+    assert "98765432101" not in named_entities("what is 98765432101 doing")
 
 
 def test_without_an_output_tool_it_answers_in_text():

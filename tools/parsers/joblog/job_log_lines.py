@@ -31,7 +31,10 @@ _EXC_TYPE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interr
 _WATCHDOG = re.compile(r"Watchdog caught collective operation timeout")
 _WORK = re.compile(r"WorkNCCL\((?P<args>.*)\)")  # greedy: "Timeout(ms)=…" holds a ")"
 _RAN_FOR = re.compile(r"ran for (?P<ms>\d+) milliseconds")
-_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory")
+_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory|"
+                  r"RESOURCE_EXHAUSTED: Out of memory|ResourceExhaustedError: OOM when allocating")
+"""GPU memory exhausted: PyTorch's forms, XLA's (JAX: ``XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while
+trying to allocate N bytes``) and TensorFlow's (``ResourceExhaustedError: OOM when allocating tensor``)."""
 _OOM_OLD = re.compile(
     r"Tried to allocate (?P<tried>[\d.]+ \w+) \(GPU (?P<gpu>\d+); (?P<total>[\d.]+ \w+) total capacity; "
     r"(?P<allocated>[\d.]+ \w+) already allocated; (?P<free>[\d.]+ \w+) free;(?: [\d.]+ \w+ allowed;)? "
@@ -135,6 +138,7 @@ _SLURM_CLIENT = re.compile(
     re.IGNORECASE)
 _CTLD_PING = re.compile(r"^Slurmctld\((?P<role>primary|backup)\) at (?P<host>[\w.-]+) is (?P<state>UP|DOWN)\b")
 _SRUN_EXIT = re.compile(r"srun: error: (?P<node>[\w.-]+): tasks? (?P<tasks>[\d,-]+): (?P<status>.+?)\s*$")
+_XLA_TRIED = re.compile(r"Out of memory while trying to allocate (?P<bytes>\d{1,16}) bytes")
 _SLURM_OOM = re.compile(r"Detected (?P<n>\d+) oom[-_]kill event")
 _SLURM_LINE = re.compile(r"^(?:slurmstepd(?:-\S+)?: (?:error|\*\*\*)|srun: (?:error|Job step aborted|forcing job termination)|.*\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED)")
 _STEP = re.compile(r"\b(?:global_step|step|iter(?:ation)?)\b\s*[:=]?\s*(?P<step>\d{1,12})\b", re.IGNORECASE)
@@ -236,6 +240,8 @@ def _oom(message: str) -> Classified:
             fields["reserved_unallocated_gib"] = size_gib(new["unalloc"])
             fields["reserved_gib"] = f"{float(fields['allocated_gib']) + float(fields['reserved_unallocated_gib']):.2f}"
         fields["gpu"] = new["gpu"]
+    elif xla := _XLA_TRIED.search(message):
+        fields["tried_gib"] = f"{int(xla['bytes']) / 2**30:.2f}"
     return "cuda_oom", exception_type(message), fields
 
 

@@ -105,3 +105,12 @@ def test_an_mpi_abort_is_kept_as_the_programs_own_exit():
     assert ev.exception_type == "MPI_Abort"
     events, _ = _events("NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\n")
     assert events == []
+
+
+def test_xla_and_tensorflow_gpu_memory_exhaustion_is_a_cuda_oom():
+    (ev,), _ = _events("[task 2] jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying "
+                       "to allocate 16525557760 bytes.\n")
+    assert ev.kind == "cuda_oom" and ev.tried_gib == 15.39
+    (ev,), _ = _events("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
+                       "shape[8192,50257] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n")
+    assert ev.kind == "cuda_oom"
