@@ -17,6 +17,7 @@ _WHY = {
     "admin": "held by an administrator",
     "user": "held by its owner",
     "constraints": "requeued and now asks for features no node has (BadConstraints)",
+    "reservation": "held by Slurm because the reservation it was submitted to was deleted",
 }
 
 
@@ -30,6 +31,11 @@ def _actions(job: SlurmJob, kind: str, reason: str) -> list[ActionSpec]:
     job_id = job.job_id
     if kind == "system":
         return [ActionSpec(type="release_job", job=job_id, reason="launch failed and Slurm held the requeued job")]
+    if kind == "reservation":
+        # Released, it runs outside any reservation, on the partition's nodes like any job (scontrol release).
+        return [ActionSpec(type="release_job", job=job_id, reason="its reservation was deleted; release it to run "
+                           "outside the reservation"),
+                ActionSpec(type="notify_owner", job=job_id, reason=f"job held: {reason}")]
     if kind == "constraints":
         # After a node-failure requeue Slurm can keep constraints of the lost allocation; re-setting the
         # node count (scontrol update NumNodes=) makes it evaluate the job afresh (SchedMD bug reports).

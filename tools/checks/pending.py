@@ -28,7 +28,7 @@ BLOCKING = (
 """Reason prefixes/fragments that block a job until something changes (squeue %r). A job held by
 its user or an admin (JobHeldUser/JobHeldAdmin) waits by someone's choice and is not reported, as
 does one whose requested reservation has not started yet (Reason=Reservation); one whose
-reservation is gone (ReservationDeleted) is blocked. Licenses: every token of a license the job asks for
+reservation is gone (ReservationDeleted) is held by slurmctld and reported by job_held. Licenses: every token of a license the job asks for
 (``-L fluent:4``) is held by running jobs; free nodes do not help until one ends."""
 NEVER_AS_SUBMITTED = (
     "PartitionTimeLimit", "PartitionNodeLimit", "PartitionConfig", "BadConstraints", "DependencyNeverSatisfied",

@@ -20,7 +20,8 @@ HELD_REASONS = ("JobHeldUser", "JobHeldAdmin", *SYSTEM_HOLDS)
 
 def hold_kind(job: SlurmJob) -> str | None:
     """``system`` (held by Slurm after a failed launch or requeue), ``admin``, ``user``, ``constraints``
-    (BadConstraints after a requeue: the job can never start as it stands), or None when not held."""
+    (BadConstraints after a requeue: the job can never start as it stands), ``reservation`` (its reservation was
+    deleted: slurmctld sets Priority=0 with ReservationDeleted until someone releases it), or None when not held."""
     if (job.state or "") != "PENDING":
         return None
     reason = (job.reason or "").lower().replace("_", " ")
@@ -32,6 +33,8 @@ def hold_kind(job: SlurmJob) -> str | None:
         return "user"
     if "badconstraints" in reason.replace(" ", "") and (job.restarts or 0) > 0:
         return "constraints"
+    if "reservationdeleted" in reason.replace(" ", "") or ("reservation" in reason and "deleted" in reason):
+        return "reservation"  # slurmctld holds (Priority=0) the jobs of a reservation that was deleted
     if job.priority == 0 and reason.replace(" ", "") in ("", "none", "priority"):
         return "admin"  # Priority=0 with no other reason: `scontrol hold` by someone
     return None

@@ -55,3 +55,17 @@ def test_held_after_reaching_the_requeue_limit_is_released_like_a_failed_launch(
 """
     (f,) = check_job_held(make_facts(("slurm/job.txt", "scontrol-job-text", text)), JobHeldConfig())
     assert "MaxBatchRequeue" in f.message and [(a.type, a.job) for a in f.suggested_actions] == [("release_job", "60440")]
+
+
+def test_reservation_deleted_in_squeue_and_scontrol_words_is_a_hold(make_facts):
+    # squeue's reason code and scontrol's of the same hold (Priority=0 set by slurmctld)
+    squeue = ("             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+              "             48811       gpu   bench4      ana PD       0:00      2 (ReservationDeleted)\n")
+    (f,) = check_job_held(make_facts(("slurm/squeue.txt", "squeue-text", squeue)), JobHeldConfig())
+    assert f.root_cause == "job_held" and "reservation it was submitted to was deleted" in f.message
+    assert [a.type for a in f.suggested_actions] == ["release_job", "notify_owner"]
+    (f,) = check_job_held(_facts(make_facts, _job("48812", "ReservationDeleted", 0)), JobHeldConfig())
+    assert f.culprits == ["job:48812"] and f.suggested_actions[0].type == "release_job"
+    # a job waiting for its reservation to start is not held
+    (none,) = [check_job_held(_facts(make_facts, _job("48813", "Reservation", 10234)), JobHeldConfig())]
+    assert none == []
