@@ -17,7 +17,7 @@ from pydantic import Field
 
 from tools.checks.base import CheckConfig, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import affected_jobs, first_seen, job_nodes
+from tools.facts.queries import affected_jobs, first_seen, job_nodes, powered_off
 from tools.knowledge.dcgm import IB_COUNTER_FIELDS
 from tools.knowledge.precedence import confidence
 from tools.knowledge.xid import NVLINK_XIDS
@@ -72,6 +72,8 @@ def _kernel_links(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]
     port_downs: dict[tuple[str, str, str], list[LinkEvent]] = defaultdict(list)
     port_up: dict[tuple[str, str, str], bool] = {}
     for ev in facts.kernel_events_of("ib_link"):
+        if ev.node and powered_off(facts, ev.node):
+            continue  # power saving shut the node off: its ports going down are that shutdown
         state = _link_state(ev) if ev.node else None
         if state is None:
             continue

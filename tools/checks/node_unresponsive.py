@@ -29,6 +29,9 @@ class UnresponsiveConfig(CheckConfig):
     reason_text: str = "not responding"
     reboot_reasons: list[str] = Field(default_factory=lambda: ["unexpectedly rebooted"])
     """Reasons (lower-case substrings) slurmctld sets when a node returned from a reboot nobody asked for."""
+    resume_failed_reasons: list[str] = Field(default_factory=lambda: ["resumetimeout reached", "resume timeout"])
+    """Reasons slurmctld sets when a node that power saving woke (ResumeProgram) did not register within
+    slurm.conf's ResumeTimeout: it is marked DOWN, its jobs are requeued elsewhere; the node did not boot."""
 
 
 def _lost_with_node(facts: Facts, job_id: str, node: str) -> bool:
@@ -80,6 +83,8 @@ def check_node_not_responding(facts: Facts, cfg: UnresponsiveConfig) -> list[Fin
         state = "+".join([node.state or "?", *node.flags]) if node is not None else None
         down = node is not None and ((node.state or "") == "DOWN" and cfg.reason_text in low or node.not_responding)
         rebooted = any(r in low for r in cfg.reboot_reasons)
+        down = down or (node is not None and (node.state or "") == "DOWN"
+                        and any(r in low for r in cfg.resume_failed_reasons))
         crashed = crashes.get(name, [])
         if not (down or rebooted or crashed):
             continue

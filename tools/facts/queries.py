@@ -285,6 +285,17 @@ _ACCOUNTING_DB = ("mariadbd", "mysqld", "mariadb", "mysql")
 """slurmdbd's database server (MariaDB/MySQL, as its syslog tag names it): part of the control plane."""
 
 
+POWER_SAVED = ("POWERED_DOWN", "POWERING_DOWN", "POWER_DOWN")
+"""Slurm power-saving flags (sinfo ``~`` and ``%``): SuspendProgram is shutting the node off or has."""
+
+
+def powered_off(facts: Facts, node: str) -> bool:
+    """Whether Slurm's power saving has the node off or going off (POWERED_DOWN, POWERING_DOWN, POWER_DOWN): its
+    links and devices going down then are the shutdown, not faults. Source: sinfo / scontrol show node flags."""
+    n = facts.node(node)
+    return n is not None and (any(f in n.flags for f in POWER_SAVED) or (n.state or "") in POWER_SAVED)
+
+
 def control_plane_hosts(facts: Facts) -> dict[str, list[KernelEventBase]]:
     """Hosts that run Slurm's control plane (slurmctld, slurmdbd and its MariaDB/MySQL), with the kernel/syslog
     lines that show it: the kernel names slurmctld or slurmdbd as a task it blocked (``INFO: task slurmctld:2211 blocked for more than 122

@@ -354,3 +354,18 @@ def test_an_omni_path_port_that_went_offline_and_stays_in_training_is_down(make_
     boot = opa + "Mar 04 10:05:10 gpu003 kernel: hfi1 0000:5e:00.0: hfi1_0: set_link_state: current POLL, new LINKUP\n"
     boot = boot.replace("current LINKUP, new OFFLINE", "current DISABLED, new OFFLINE")
     assert check_interconnect_link_down(_facts(make_facts, "gpu003", boot), InterconnectConfig()) == []
+
+
+def test_ports_going_down_as_power_saving_shuts_a_node_off_are_no_fault(make_facts):
+    # sinfo's % (POWERING_DOWN) and ~ (POWERED_DOWN): SuspendProgram powers the node off, its links drop with it.
+    for flag in ("%", "~"):
+        sinfo = f"PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\ngpu*         up   infinite      1  idle{flag} gpu011\n"
+        facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), ("kernel/gpu011.log", "kernel-log", STILL_DOWN),
+                           **{"kernel/gpu011.log": {"node": "gpu011"}})
+        assert check_interconnect_link_down(facts, InterconnectConfig()) == []
+    # the same port down on a node that is merely idle is a fault
+    sinfo = "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\ngpu*         up   infinite      1  idle gpu011\n"
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), ("kernel/gpu011.log", "kernel-log", STILL_DOWN),
+                       **{"kernel/gpu011.log": {"node": "gpu011"}})
+    (f,) = check_interconnect_link_down(facts, InterconnectConfig())
+    assert f.culprits[0] == "node:gpu011"

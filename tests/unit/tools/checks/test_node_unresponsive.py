@@ -134,3 +134,19 @@ def test_a_node_that_rebooted_and_registered_short_of_memory_is_left_to_the_conf
     facts = make_facts(("slurm/node.txt", "scontrol-node-text", node), ("kernel/hm07.log", "kernel-log", reboot),
                        **{"kernel/hm07.log": {"node": "hm07"}})
     assert check_node_not_responding(facts, UnresponsiveConfig()) == []
+
+
+def test_a_node_power_saving_woke_that_never_registered_is_drained(make_facts):
+    # slurmctld marks it DOWN with "ResumeTimeout reached" and requeues its job elsewhere (slurm.conf ResumeTimeout).
+    sinfo = ("PARTITION   AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+             "gpu*           up 2-00:00:00      1  down~ dgx21\n"
+             "gpu*           up 2-00:00:00      3  idle~ dgx[22-24]\n")
+    reasons = ("REASON                                             USER      TIMESTAMP           NODELIST\n"
+               "ResumeTimeout reached                              slurm     2026-03-04T09:41:10 dgx21\n")
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), ("slurm/sinfo_R.txt", "sinfo-reasons-text", reasons))
+    (f,) = check_node_not_responding(facts, UnresponsiveConfig())
+    assert f.culprits == ["node:dgx21"] and "ResumeTimeout reached" in f.message
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("drain_node", "dgx21")]
+    # powered-down idle nodes with no such reason are power saving at work: nothing
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo.replace("down~ dgx21", "idle~ dgx21")))
+    assert check_node_not_responding(facts, UnresponsiveConfig()) == []
