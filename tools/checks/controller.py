@@ -21,7 +21,8 @@ class ControllerConfig(CheckConfig):
 
     controller_words: tuple[str, ...] = (
         "unable to contact slurm controller", "socket timed out", "zero bytes were transmitted",
-        "communication connection failure", "connection refused",
+        "communication connection failure", "connection refused", "unable to process configuration file",
+        "parse error in file",
     )
     dbd_queue_alarm: int = 1000
     """sdiag ``DBD Agent queue size`` above which slurmctld is plainly not reaching slurmdbd."""
@@ -119,6 +120,10 @@ def _rpc_heavy_user(facts: Facts, share: float = 0.5, lead: float = 5.0) -> tupl
     return None
 
 
+_DAEMON_FATAL = ("fatal", "not a valid controller")
+"""slurmctld's own refusals to run: a fatal error, or this host not named SlurmctldHost (renamed, say)."""
+_CONTROL_UNITS = ("slurm controller daemon", "slurmctld.service", "slurm dbd daemon", "slurmdbd.service")
+"""systemd's names for the control daemons' units (``Failed to start Slurm controller daemon.``)."""
 _AUTH_DAEMONS = ("munged", "munge")
 """MUNGE, which every Slurm RPC's credential passes through: its failure on the control host fails them all."""
 _FAILED = ("error", "fail", "fatal", "insecure")
@@ -137,7 +142,8 @@ def _failing_control_hosts(facts: Facts) -> list[KernelEvent]:
             low = e.message.lower()
             source = (e.source or "").lower()
             auth = source.startswith(_AUTH_DAEMONS) or low.startswith(("munge.service", "munged")) or "munge" in low
-            fatal = source.startswith(("slurmctld", "slurmdbd")) and "fatal" in low
+            fatal = (source.startswith(("slurmctld", "slurmdbd")) and any(w in low for w in _DAEMON_FATAL)) or (
+                source.startswith("systemd") and any(u in low for u in _CONTROL_UNITS) and "fail" in low)
             if any(w in low for w in CREDENTIAL_TIME):
                 continue  # an expired or rewound credential is the sending host's clock (see _munge_clock)
             if (auth and any(w in low for w in _FAILED)) or fatal:

@@ -50,6 +50,10 @@ _REPORTS_HARDWARE = re.compile(r"detected NVSwitch (?:fatal|non-fatal) error|NVS
                                re.IGNORECASE)
 
 
+_CONTROLLER_LOST = re.compile(r"slurm_send_node_msg|slurm_bufs_sendto|Unable to contact slurm controller|"
+                              r"Socket timed out on send/recv|Zero Bytes were transmitted", re.IGNORECASE)
+
+
 def _stack_events(facts: Facts, node: str, words: tuple[str, ...]) -> list[object]:
     """Node-software log events: slurmd/SPANK failures, GPU-stack daemons failing, lines naming them."""
     out: list[object] = []
@@ -65,6 +69,8 @@ def _stack_events(facts: Facts, node: str, words: tuple[str, ...]) -> list[objec
             continue
         if _REPORTS_HARDWARE.search(e.message):
             continue  # Fabric Manager reporting an NVSwitch / NVLink error is the messenger: interconnect's
+        if _CONTROLLER_LOST.search(e.message):
+            continue  # slurmd/slurmstepd failing to reach slurmctld (an EPILOG_COMPLETE unsent): the controller's
         if isinstance(e, SlurmNodeEvent) and e.what in _FAILING:
             out.append(e)
         elif isinstance(e, GpuStackEvent) and e.component in ("fabricmanager", "persistenced", "container-toolkit"):

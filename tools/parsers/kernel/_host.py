@@ -33,7 +33,9 @@ _SLURM_RULES = [
                 r"cannot create proctrack context|fatal: Unable to initialize", re.IGNORECASE), "slurmd_start_failed"),
     (re.compile(r"spank[-_:]|pyxis|enroot", re.IGNORECASE), "spank_error"),
     (re.compile(r"prolog (?:failed|error)|error: .*prolog|Prolog failed", re.IGNORECASE), "prolog_failed"),
-    (re.compile(r"epilog (?:failed|error)|error: .*epilog|Epilog failed", re.IGNORECASE), "epilog_failed"),
+    # Not MESSAGE_EPILOG_COMPLETE failing to send: that is slurmd not reaching slurmctld, whatever the epilog did.
+    (re.compile(r"epilog (?:failed|error)|error: (?!.*EPILOG_COMPLETE).*epilog|Epilog failed", re.IGNORECASE),
+     "epilog_failed"),
     (re.compile(r"NOT ENDING WITH SIGNALS|Kill task failed|unkillable", re.IGNORECASE), "kill_task_failed"),
     (re.compile(r"DUE TO NODE FAIL", re.IGNORECASE), "node_fail"),
     (re.compile(r"\*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED", re.IGNORECASE), "job_cancelled"),

@@ -1,7 +1,9 @@
 """Recognising a Slurm client's error output in place of its normal output.
 
-When slurmctld (or slurmdbd) cannot be reached, squeue/sinfo/scontrol/sacct/sdiag print an error
-line and exit non-zero; a recording of that is evidence, not a malformed file.
+When slurmctld (or slurmdbd) cannot be reached, or the client cannot read slurm.conf (``squeue: error: Parse
+error in file /etc/slurm/slurm.conf line 131``, ``fatal: Unable to process configuration file``),
+squeue/sinfo/scontrol/sacct/sdiag print an error line and exit non-zero; a recording of that is evidence,
+not a malformed file.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ _ERROR_LINE = re.compile(
     r"(?P<msg>.*(?:Unable to contact slurm controller|Socket timed out|Connection refused|Zero Bytes were "
     r"transmitted|Communication connection failure|Problem talking to the database|Unable to establish "
     r"connection|slurm_persist_conn_open|Invalid user|Protocol authentication error|"
-    r"Insane message length|Invalid job id specified|Invalid node name specified).*)$",
+    r"Insane message length|Invalid job id specified|Invalid node name specified|Parse error in file|"
+    r"Unable to process configuration file).*)$",
     re.IGNORECASE,
 )
 

@@ -254,3 +254,26 @@ def test_one_user_sending_most_rpcs_is_named_and_told(make_facts):
     facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE_ERR), ("slurm/sdiag.txt", "sdiag-text", quiet))
     (f,) = check_controller_unreachable(facts, ControllerConfig())
     assert not [c for c in f.culprits if c.startswith("user:")] and f.suggested_actions == []
+
+
+def test_clients_that_cannot_read_slurm_conf_are_a_control_plane_outage(make_facts):
+    broken = ('sinfo: error: Parse error in file /etc/slurm/slurm.conf line 88: "Gres=gpu:h100:8 Feture=ib"\n'
+              "sinfo: fatal: Unable to process configuration file\n")
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", broken))
+    assert facts.slurm_errors and not facts.unreadable  # the recording is evidence, not a malformed file
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert f.root_cause == "controller_unreachable" and "1 recorded Slurm command(s)" in f.message
+
+
+NOT_VALID = """Mar 04 09:31:16 adm02 systemd[1]: Hostname set to <ip-10-2-0-7>.
+Mar 04 09:31:43 adm02 slurmctld[1408]: slurmctld: error: This host (ip-10-2-0-7/ip-10-2-0-7) not a valid controller
+Mar 04 09:31:43 adm02 systemd[1]: slurmctld.service: Main process exited, code=exited, status=1/FAILURE
+Mar 04 09:31:43 adm02 systemd[1]: Failed to start Slurm controller daemon.
+"""
+
+
+def test_slurmctld_refusing_to_run_on_its_host_names_that_host(make_facts):
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE_ERR), ("kernel/adm02.log", "kernel-log", NOT_VALID),
+                       **{"kernel/adm02.log": {"node": "adm02"}})
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert f.culprits == ["node:adm02"] and "not a valid controller" in f.message

@@ -157,3 +157,15 @@ def test_a_prolog_failing_on_a_node_names_and_releases_the_job_it_held(make_fact
     (f,) = check_node_software_fault(facts, NodeSoftwareConfig())
     assert f.culprits == ["node:g14", "job:771020"]
     assert ("release_job", "771020") in [(a.type, a.job) for a in f.suggested_actions]
+
+
+def test_an_epilog_complete_message_slurmd_cannot_send_is_not_an_epilog_failure(make_facts):
+    # slurmstepd could not tell slurmctld the epilog finished: the controller is unreachable, the node is fine.
+    line = ("Apr 14 06:49:12 gpu-c11 slurmstepd[88213]: error: slurm_send_node_msg: [(null)] "
+            "slurm_bufs_sendto(msg_type=MESSAGE_EPILOG_COMPLETE) failed: Unexpected missing socket error\n")
+    facts = make_facts(("kernel/gpu-c11.log", "kernel-log", line), **{"kernel/gpu-c11.log": {"node": "gpu-c11"}})
+    assert check_node_software_fault(facts, NodeSoftwareConfig()) == []
+    failed = "Apr 14 06:49:12 gpu-c11 slurmd[2210]: error: epilog failed: rc:1 output:/etc/slurm/epilog.d/50-gpu.sh\n"
+    facts = make_facts(("kernel/gpu-c11.log", "kernel-log", failed), **{"kernel/gpu-c11.log": {"node": "gpu-c11"}})
+    (f,) = check_node_software_fault(facts, NodeSoftwareConfig())
+    assert f.culprits[0] == "node:gpu-c11"
