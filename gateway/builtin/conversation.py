@@ -85,6 +85,9 @@ _MAX_JOB_ID = 2 ** 32
 """Slurm job ids are 32-bit: a longer number is a size or a count (``allocate 16525557760 bytes``)."""
 _UNIT_RATIO = re.compile(r"^(?:t?flops|tokens?|samples?|images?|gb|gib|mb|it|s|ms|w)/(?:gpu|node|s|sec|step|it|iter)$")
 """``TFLOPS/GPU``, ``tokens/s``: a unit, not a ``namespace/pod``."""
+_HOST_RANGE_RE = re.compile(r"(?<![\w.-])([a-z][a-z_]*)(\d{2,6})-(\d{2,6})(?![\w.-])", re.IGNORECASE)
+"""A host range without brackets (``dgx007-010``): letters, then two numbers of one width; ``ip-10-42-19-77``
+and ``gpu-node-11`` are names, not ranges."""
 _HOSTLIST_RE = re.compile(r"\b([a-z][\w-]*)\[([\d,\-]{1,40})\]", re.IGNORECASE)
 """A Slurm hostlist in the question (``train-st-p4d-[1-4]``, ``gpu[01-03,07]``)."""
 
@@ -115,6 +118,10 @@ def named_entities(question: str) -> set[str]:
     lists = [m for m in _HOSTLIST_RE.finditer(question) if question[max(0, m.start() - 1):m.start()] not in (":", "=")]
     hosts = {h for m in lists for h in _expand(m.group(1).lower(), m.group(2))}
     question = _HOSTLIST_RE.sub(" ", question)  # the list's prefix and ranges are not names of their own
+    for m in _HOST_RANGE_RE.finditer(question):  # ``dgx007-010``: a person's way of writing dgx[007-010]
+        if len(m.group(2)) == len(m.group(3)) and int(m.group(2)) < int(m.group(3)):
+            hosts |= set(_expand(m.group(1).lower(), f"{m.group(2)}-{m.group(3)}"))
+    question = _HOST_RANGE_RE.sub(" ", question)
     found = {m.group(1) for m in _JOB_RE.finditer(question)} | hosts
     found |= {m.group(1) for m in _ID_RE.finditer(question)
               if int(m.group(1).split("_")[0]) < _MAX_JOB_ID

@@ -20,7 +20,7 @@ from tools.facts import Facts
 from tools.facts.queries import affected_jobs, first_seen, job_nodes, powered_off
 from tools.knowledge.dcgm import IB_COUNTER_FIELDS
 from tools.knowledge.precedence import confidence
-from tools.knowledge.xid import NVLINK_XIDS
+from tools.knowledge.xid import NVLINK_XIDS, xid_class
 from tools.models.findings import Evidence, Finding
 from tools.models.logs import LinkEvent, NetEvent, XidEvent
 from tools.platform import node_ref, take_out_of_service, victims
@@ -68,6 +68,12 @@ def _link_state(ev: LinkEvent) -> str | None:
     return None
 
 
+def _names_nvlink(ev: XidEvent) -> bool:
+    """An Xid outside the known classes whose driver text names an NVLink link (``Link Training Failed: NVLink link
+    7``): newer drivers add NVLink Xids before any table lists them; the driver's own words say what failed."""
+    return xid_class(ev.xid) == "unknown" and "nvlink" in ev.message.lower()
+
+
 def _kernel_links(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]) -> None:
     port_downs: dict[tuple[str, str, str], list[LinkEvent]] = defaultdict(list)
     port_up: dict[tuple[str, str, str], bool] = {}
@@ -90,7 +96,7 @@ def _kernel_links(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]
         n.what.add(f"{events[0].link_type} port {port[2]} " + ("flapping" if port_up[port] else "down"))
         n.direct = True
     for ev in facts.kernel_events_of("xid"):
-        if isinstance(ev, XidEvent) and ev.node and ev.xid in cfg.nvlink_xids:
+        if isinstance(ev, XidEvent) and ev.node and (ev.xid in cfg.nvlink_xids or _names_nvlink(ev)):
             n = nodes[ev.node]
             n.events.append(ev)
             n.evidence.append(kernel_evidence(ev))

@@ -369,3 +369,14 @@ def test_ports_going_down_as_power_saving_shuts_a_node_off_are_no_fault(make_fac
                        **{"kernel/gpu011.log": {"node": "gpu011"}})
     (f,) = check_interconnect_link_down(facts, InterconnectConfig())
     assert f.culprits[0] == "node:gpu011"
+
+
+def test_an_xid_no_table_lists_whose_driver_text_names_nvlink_is_an_nvlink_fault(make_facts):
+    # a newer driver's NVLink Xid (the number is not in the classes Warden knows; the text says NVLink)
+    line = ("[Thu Aug 20 07:55:11 2026] NVRM: Xid (PCI:0000:3a:00): 139, pid='<unknown>', name=<unknown>, "
+            "Link Training Failed: NVLink link 7 (0x00000001)\n")
+    (f,) = check_interconnect_link_down(_facts(make_facts, "gpu003", line), InterconnectConfig())
+    assert f.root_cause == "interconnect_fault" and "NVLink Xid 139" in f.message
+    # an unknown Xid that names no link is not taken for one
+    other = line.replace("Link Training Failed: NVLink link 7", "Unexpected engine state")
+    assert check_interconnect_link_down(_facts(make_facts, "gpu003", other), InterconnectConfig()) == []
