@@ -6,7 +6,9 @@ symptom of an Xid on job 42's node, but a CUDA OOM in a job log cannot explain a
 remaining findings are grouped by root cause; a cause scores its best confidence, a little for each
 corroborating finding, and a bonus (or a penalty) for being about what the question names. A cause whose
 findings name only other workloads (jobs or pods the question did not ask about, and no node, link or file
-system) ranks below every cause about what was asked: another job's timeout cannot answer why this one is slow.
+system) ranks below every cause about what was asked: another job's timeout cannot answer why this one is slow;
+nor, once a cause about the asked job exists, a fault of a node the question did not name and the cause does not
+tie to that job.
 """
 
 from __future__ import annotations
@@ -91,9 +93,17 @@ def rank(findings: list[dict[str, Any]], entities: set[str], table: Precedence) 
             score += RELEVANCE_BONUS if about else -UNRELATED_PENALTY
         symptoms = [s for i, s in enumerate(real) if explained_by.get(i) in fs]
         out.append(Ranked(cause=cause, score=round(min(score, 0.99), 3), findings=fs, symptoms=symptoms,
-                          elsewhere=bool(entities) and not about and _only_workloads(fs)))
+                          elsewhere=bool(entities) and not about and (_only_workloads(fs) or (asked and _only_hosts(fs)))))
     out.sort(key=lambda r: (r.elsewhere, -r.score, -max(table.rank(f.get("strength")) for f in r.findings)))
     return out
+
+
+def _only_hosts(findings: list[dict[str, Any]]) -> bool:
+    """Only nodes and workloads, none of them asked about, while another cause is about what was asked: a
+    drained node elsewhere does not answer why the named job waits. (File systems, links and targets still
+    compete on their score: they reach every job.)"""
+    culprits = [c for f in findings for c in f.get("culprits", [])]
+    return bool(culprits) and all(c.startswith((*_WORKLOADS, "node:", "k8snode:")) for c in culprits)
 
 
 def _only_workloads(findings: list[dict[str, Any]]) -> bool:

@@ -95,8 +95,14 @@ def _kernel_links(facts: Facts, cfg: InterconnectConfig, nodes: dict[str, _Node]
         n.evidence += [kernel_evidence(e) for e in events]
         n.what.add(f"{events[0].link_type} port {port[2]} " + ("flapping" if port_up[port] else "down"))
         n.direct = True
+    named: dict[str, set[str | None]] = defaultdict(set)  # node -> GPUs with an NVLink-named Xid of no known class
     for ev in facts.kernel_events_of("xid"):
-        if isinstance(ev, XidEvent) and ev.node and (ev.xid in cfg.nvlink_xids or _names_nvlink(ev)):
+        if isinstance(ev, XidEvent) and ev.node and _names_nvlink(ev):
+            named[ev.node].add(ev.pci)
+    for ev in facts.kernel_events_of("xid"):
+        # On more than two GPUs of a node at once it is one event across them (fabric, power, driver): gpu_xid's.
+        by_name = _names_nvlink(ev) and len(named[ev.node]) <= 2 if isinstance(ev, XidEvent) and ev.node else False
+        if isinstance(ev, XidEvent) and ev.node and (ev.xid in cfg.nvlink_xids or by_name):
             n = nodes[ev.node]
             n.events.append(ev)
             n.evidence.append(kernel_evidence(ev))

@@ -320,3 +320,21 @@ def test_quantities_and_units_in_the_question_are_not_subjects():
     assert named_entities("Job 50211 is at ~118 TFLOPS/GPU while the identical run did ~357") == {"50211"}
     found = named_entities("ml-train/whisper-ft-worker-0 runs at 900 tokens/s and used 600 GB")
     assert "ml-train/whisper-ft-worker-0" in found and not {"900", "600", "tokens/s"} & found
+
+
+def test_a_drained_node_elsewhere_does_not_answer_why_the_named_job_waits():
+    # the asked job pends on an association limit (weak, informational); an NHC-drained node nobody asked about
+    out = decide("Job 208 has pended for three hours. Is the scheduler stuck?", [
+        finding("node_software_fault", 0.8, ["node:c064"], strength="state"),
+        finding("scheduler_wait", 0.45, ["job:208", "user:vp"], strength="state"),
+    ])
+    assert out["root_cause"] == "scheduler_wait" and "node:c064" not in out["culprits"]
+    # a node fault that names the job (it ran there) still answers for it
+    out = decide("Job 208 failed. Why?", [
+        finding("gpu_hardware_fault", 0.9, ["node:c064", "job:208"]),
+        finding("scheduler_wait", 0.45, ["job:208"], strength="state"),
+    ])
+    assert out["root_cause"] == "gpu_hardware_fault"
+    # and with no cause about the job, the node's fault competes as before
+    out = decide("Job 208 failed. Why?", [finding("node_software_fault", 0.8, ["node:c064"], strength="state")])
+    assert out["root_cause"] == "node_software_fault"

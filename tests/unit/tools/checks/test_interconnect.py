@@ -380,3 +380,9 @@ def test_an_xid_no_table_lists_whose_driver_text_names_nvlink_is_an_nvlink_fault
     # an unknown Xid that names no link is not taken for one
     other = line.replace("Link Training Failed: NVLink link 7", "Unexpected engine state")
     assert check_interconnect_link_down(_facts(make_facts, "gpu003", other), InterconnectConfig()) == []
+
+
+def test_nvlink_named_xids_on_many_gpus_at_once_are_left_to_the_gpu_check(make_facts):
+    lines = "".join(f"[Thu Aug 20 07:55:11 2026] NVRM: Xid (PCI:0000:{bus}:00): 139, pid=7, name=python3, "
+                    "NVLink: TLC RX PRIV Error (0x00000100)\n" for bus in ("18", "2a", "3a", "5d"))
+    assert check_interconnect_link_down(_facts(make_facts, "gpu003", lines), InterconnectConfig()) == []
