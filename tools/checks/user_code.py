@@ -62,7 +62,8 @@ def check_job_user_code_error(facts: Facts, cfg: UserCodeConfig) -> list[Finding
                 continue  # the abort follows an infrastructure error: that error's check explains the job
         etype = e.exception_type or ""
         text = (cause.message if cause else e.message).lower()
-        user_side = any(w in text for w in _USER_SIDE_WORDS)
+        own_stores = _own_stores(facts, e)
+        user_side = any(w in text for w in _USER_SIDE_WORDS) or own_stores
         if not user_side and (any(x.lower() in etype.lower() for x in infra) or any(w in text for w in _INFRA_WORDS)):
             continue
         # Still running: the exception may have been caught, or be one rank's; a weaker claim than a job
@@ -75,7 +76,9 @@ def check_job_user_code_error(facts: Facts, cfg: UserCodeConfig) -> list[Finding
         owner, notify = log_owner(facts, e.job, f"job failed: {etype or e.message[:80]}")  # a Slurm job or a pod
         findings.append(Finding(
             check="job_user_code_error", root_cause="user_code_error",
-            message=(f"job {e.job} called MPI_Abort from its own code" + (f" after: {cause.message[:120]}" if cause else "")
+            message=(f"job {e.job}'s torchrun agents each hosted their own c10d rendezvous store (no common "
+                     "--rdzv_endpoint), so the nodes never met and the rendezvous timed out" if own_stores else
+                     f"job {e.job} called MPI_Abort from its own code" + (f" after: {cause.message[:120]}" if cause else "")
                      if etype == "MPI_Abort" else
                      f"job {e.job} raised {etype or 'an exception'} in its own code" if etype else
                      f"job {e.job} failed in its own set-up: {e.message[:120]}")
@@ -107,6 +110,15 @@ def _abort_cause(facts: Facts, abort: object):
     if cause is not None and any(w in cause.message.lower() for w in _INFRA_WORDS):
         return False
     return cause
+
+
+def _own_stores(facts: Facts, e: object) -> bool:
+    """A torchrun rendezvous that timed out because each node's agent hosted its own c10d store (no common
+    ``--rdzv_endpoint``: they waited for each other in separate rendezvous): the launch line's fault, not the
+    network's. Source: the job log summary's count of ``hosts the TCP store`` lines."""
+    if "Rendezvous" not in (getattr(e, "exception_type", None) or ""):
+        return False
+    return any(s.rdzv_stores >= 2 for s in facts.job_logs if s.job == getattr(e, "job", None))
 
 
 def _exception_lines(facts: Facts) -> list:

@@ -243,3 +243,6 @@ class JobLogSummary(BaseModel):
     hosts: list[str] = Field(default_factory=list)
     """Hosts the log's lines name as their printer (NCCL ``host:pid:tid`` and UCX ``[host:pid:...]``
     prefixes, INFO lines included): where the job ran; at most 1,024."""
+    rdzv_stores: int = 0
+    """torchrun agents that each started their own c10d rendezvous store (``Process N hosts the TCP store for the
+    C10d rendezvous backend``): more than one means the nodes were given no common ``--rdzv_endpoint``."""

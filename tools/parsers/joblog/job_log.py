@@ -52,6 +52,10 @@ _CARETS = re.compile(r"^[\^~ ]+$")
 _FINAL_FALLBACK = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s(?P<msg>.*))?$")
 _MAX_TRACEBACK_LINES = 500
 _MAX_ANALYZED = 4096  # characters of a line that are classified; real messages are far shorter
+_RDZV_STORE = re.compile(r"Process \d+ hosts the TCP store for the C10d rendezvous backend")
+_HOST_LABEL = re.compile(r"^\[(?P<host>[A-Za-z][\w-]{0,62}\d[\w.-]{0,20})\] ")
+"""A per-host label a launcher puts before each line (``[ln09] Traceback ...``: pdsh/clush style, or a wrapper's
+``sed "s/^/[$(hostname)] /"``): several hosts' tracebacks interleave, each is read on its own."""
 _ALL = Gates(True, True, True, True)
 
 
@@ -166,8 +170,9 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
     """
     events: list[JobLogEventBase] = []
     seen = Counter[str]()
-    tracebacks: dict[int | None, _Traceback] = {}
-    watchdogs: dict[int | None, _Watchdog] = {}
+    rdzv_stores = 0
+    tracebacks: dict[int | str | None, _Traceback] = {}
+    watchdogs: dict[int | str | None, _Watchdog] = {}
     timeouts: set[tuple[object, ...]] = set()
     progress: JobLogEventBase | None = None
     hosts: dict[str, None] = {}
@@ -215,6 +220,9 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
         if not raw.strip():
             continue
         prefix_rank, message = split_rank(raw[:_MAX_ANALYZED])
+        prefix_host_name = None
+        if prefix_rank is None and raw[:1] == "[" and (labelled := _HOST_LABEL.match(message)) is not None:
+            prefix_host_name, message = labelled["host"], message[labelled.end():]
         stripped = message.strip()
         if len(hosts) < 1024 and ":" in stripped[:70] and (host := prefix_host(stripped)) is not None:
             hosts[host] = None
@@ -226,7 +234,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
         elif "loss" in stripped:  # training progress printed without a time (HF's {'loss': ...} dicts)
             untimed_progress += 1
         rank = prefix_rank if prefix_rank is not None else rank_in_text(stripped)
-        key = prefix_rank
+        key: int | str | None = prefix_rank if prefix_host_name is None else prefix_host_name
 
         pending = watchdogs.get(key)
         if pending is not None:
@@ -258,6 +266,8 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
                 watchdogs[key] = w
             continue
 
+        if "hosts the TCP store" in stripped and _RDZV_STORE.search(stripped):
+            rdzv_stores += 1
         gates = Gates.of(stripped) if prefilter else _ALL
         if gates.batch and (batch := global_batch(stripped)) is not None:
             batch_size = batch
@@ -295,6 +305,6 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
         last_step=getattr(progress, "step", None), resumed=resumed, global_batch=batch_size, time_signal=signal, untimed_progress_after=untimed_progress,
         events=len(events),
         kinds=dict(seen),
-        hosts=list(hosts),
+        hosts=list(hosts), rdzv_stores=rdzv_stores,
     )
     return [*events, summary]

@@ -214,3 +214,24 @@ def test_an_mpi_abort_after_the_programs_own_error_is_user_code(make_facts):
     for log in (IO_ABORT, NCCL_ABORT):
         facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct), (LOG, "job-log", log), **{LOG: {"job": "51720"}})
         assert check_job_user_code_error(facts, UserCodeConfig()) == []
+
+
+# torchrun with --rdzv_backend=c10d and no --rdzv_endpoint on 2 nodes (per-host labelled lines): each agent hosts
+# its own store, both time out.
+RDZV = "".join(f"""[{h}] I0708 15:31:19.412000 88120 torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py:158] Process 88120 hosts the TCP store for the C10d rendezvous backend.
+""" for h in ("tn01", "tn02")) + "".join(f"""[{h}] Traceback (most recent call last):
+[{h}]   File "/opt/conda/bin/torchrun", line 8, in <module>
+[{h}]     raise RendezvousTimeoutError
+[{h}] torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError
+""" for h in ("tn01", "tn02"))
+
+
+def test_a_rendezvous_timeout_with_a_store_per_node_is_the_launch_line(make_facts):
+    facts = make_facts((LOG, "job-log", RDZV), **{LOG: {"job": "51720"}})
+    (f,) = check_job_user_code_error(facts, UserCodeConfig())
+    assert "each hosted their own c10d rendezvous store" in f.message and f.culprits == ["job:51720"]
+    # one store (the endpoint was given) and a timeout: a node that never joined, not the code's fault
+    one = RDZV.replace("[tn02] I0708 15:31:19.412000 88120 torch/distributed/elastic/rendezvous/c10d_rendezvous_backend"
+                       ".py:158] Process 88120 hosts the TCP store for the C10d rendezvous backend.\n", "")
+    facts = make_facts((LOG, "job-log", one), **{LOG: {"job": "51720"}})
+    assert check_job_user_code_error(facts, UserCodeConfig()) == []

@@ -114,3 +114,12 @@ def test_xla_and_tensorflow_gpu_memory_exhaustion_is_a_cuda_oom():
     (ev,), _ = _events("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
                        "shape[8192,50257] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n")
     assert ev.kind == "cuda_oom"
+
+
+def test_host_labelled_tracebacks_are_read_per_host():
+    text = ("[ln09] Traceback (most recent call last):\n[ln10] Traceback (most recent call last):\n"
+            "[ln09]   File \"x.py\", line 1, in <module>\n[ln10]   File \"x.py\", line 1, in <module>\n"
+            "[ln09] KeyError: 'a'\n[ln10] ValueError: bad\n")
+    events, summary = _events(text)
+    assert sorted(e.exception_type for e in events if e.kind == "traceback") == ["KeyError", "ValueError"]
+    assert summary.rdzv_stores == 0
