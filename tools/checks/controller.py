@@ -90,7 +90,7 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
            "fix its time source (chrony/NTP), then munged" if munge and skewed else "")
         + (f"; user {heavy[0]} sends {heavy[2]:.0%} of the RPCs (sdiag): its polling saturates slurmctld" if heavy else ""),
         culprits=[f"node:{h}" for h in hosts + [n for n in skewed if n not in hosts]]
-        + ([f"user:{heavy[0]}"] if heavy else []), evidence=evidence[:8],
+        + ([f"user:{heavy[0]}"] if heavy else []) + [f"job:{j}" for j in storm_jobs], evidence=evidence[:8],
         strength=strength, confidence=confidence(strength, corroborated=bool(errors and (hosts or log_lines))),
         suggested_actions=[ActionSpec(type="notify_owner", job=j, reason=f"user {heavy[0]}'s RPC rate saturates "
                                       "slurmctld: poll less often (sacct, or squeue --me every minute)")

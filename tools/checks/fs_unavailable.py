@@ -56,6 +56,8 @@ def _fs_name(ev: object) -> str | None:
         return named[1] if named else None
     if isinstance(ev, FsClientEvent) and not ev.fs and ev.fs_type in _NAMED_BY_TYPE:
         return ev.fs_type  # a client line that names no mount: the site's one file system of that kind
+    if isinstance(ev, FsClientEvent) and not ev.fs and ev.fs_type == "nfs" and ev.server:
+        return ev.server.split(":", 1)[0]  # an NFS mount is known by its server (``nfs: server home01 not responding``)
     return getattr(ev, "fs", None)
 
 

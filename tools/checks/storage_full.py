@@ -6,7 +6,7 @@ import re
 
 from tools.checks.base import CheckConfig, job_culprits, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import is_slurm_job_id, job_nodes
+from tools.facts.queries import is_slurm_job_id, job_nodes, job_user
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.lustre import LfsDfRow
@@ -113,7 +113,10 @@ def check_storage_full(facts: Facts, cfg: StorageFullConfig) -> list[Finding]:
                   metric="obdfilter job_stats", value=round(share * 100, 1), unit="%") for w, t, share in writers]
     evidence += [log_evidence(e) for e in enospc[:3]]
     fss = sorted({r.fs or r.uuid.split("-")[0] for r in full} or _written_fs(enospc))  # lfs df names it when read
-    culprits = [f"fs:{fs}" for fs in fss] + _full_targets(facts, full) + job_culprits(jobs)
+    # A quota (EDQUOT) is the owner's: their usage is what to cut, whatever the file system holds.
+    quota_users = [f"user:{u}" for j in dict.fromkeys(e.job for e in enospc if e.job and getattr(e, "error", "") == "EDQUOT")
+                   if (u := job_user(facts, j))]
+    culprits = [f"fs:{fs}" for fs in fss] + _full_targets(facts, full) + job_culprits(jobs) + list(dict.fromkeys(quota_users))
     what = ", ".join(f"{r.uuid} {r.use_pct:.0f}%{' inodes' if r.inodes else ''}" for r in full[:4])
     local = _local_disks(facts, enospc)
     if local and not full:

@@ -247,7 +247,7 @@ def test_one_user_sending_most_rpcs_is_named_and_told(make_facts):
     facts = make_facts(("slurm/squeue.txt", "squeue-text", "slurm_load_jobs error: Socket timed out on send/recv operation\n"),
                        ("slurm/sdiag.txt", "sdiag-text", storm), ("slurm/sacct.txt", "sacct-text", sacct))
     (f,) = check_controller_unreachable(facts, ControllerConfig())
-    assert "user:alice" in f.culprits and "user alice sends 65% of the RPCs" in f.message
+    assert f.culprits == ["user:alice", "job:1186100"] and "user alice sends 65% of the RPCs" in f.message
     assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "1186100")]
     # an sdiag where only the daemons themselves call names no user
     quiet = (FIXTURES / "sdiag-text" / "22.05-busy.txt").read_text()

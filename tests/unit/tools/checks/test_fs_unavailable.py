@@ -136,6 +136,7 @@ def test_nfs_server_down_for_everyone_drains_nothing(make_facts):
     (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
     assert f.root_cause == "storage_unavailable"
     assert [c for c in f.culprits if c.startswith("node:")] == ["node:nfs01"]  # the server, not a client
+    assert f.culprits[0] == "fs:nfs01"  # an NFS mount is known by its server
     assert {a.type for a in f.suggested_actions} == {"notify_owner"}
 
 

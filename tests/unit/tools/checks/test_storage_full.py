@@ -199,3 +199,16 @@ filesystem_summary:  122952704000 122930000000 22704000 100% /work
     (f,) = check_storage_full(_facts(make_facts, ("lustre/work/lfs_df.txt", "lfs-df", every), log=ENOSPC),
                               StorageFullConfig())
     assert f.culprits == ["fs:work", "job:74810"]  # the file system is full, not one OST of it
+
+
+def test_a_quota_exceeded_names_the_owner_whose_usage_it_is(make_facts):
+    squeue = ("             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+              "             74810       gpu  pt2-run    alice  R      10:00      1 gpu01\n")
+    quota = "OSError: [Errno 122] Disk quota exceeded: '/home/alice/.cache/huggingface/datasets/tmp1234'\n"
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", squeue), (LOG, "job-log", quota), **{LOG: {"job": "74810"}})
+    (f,) = check_storage_full(facts, StorageFullConfig())
+    assert f.culprits == ["job:74810", "user:alice"]
+    # a full device (ENOSPC) is no one user's
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", squeue), (LOG, "job-log", ENOSPC), **{LOG: {"job": "74810"}})
+    (f,) = check_storage_full(facts, StorageFullConfig())
+    assert "user:alice" not in f.culprits
