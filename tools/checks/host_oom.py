@@ -6,10 +6,11 @@ from collections import defaultdict
 
 from tools.checks.base import CheckConfig, job_culprits, kernel_evidence
 from tools.facts import Facts
-from tools.facts.queries import affected_jobs, kernel_event_time
+from tools.facts.queries import affected_jobs, kernel_event_time, pod_of_cgroup
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import OomKillEvent
+from tools.platform import node_ref
 
 __all__ = ["HostOomConfig", "check_node_host_oom", "SERVICE_DAEMONS"]
 
@@ -55,16 +56,21 @@ def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
         # The kill line's cgroup (task_memcg=/slurm/uid_N/job_4242/...) names the job whose memory
         # ran out; on a shared node the other jobs there are bystanders.
         named = list(dict.fromkeys(e.slurm_job for e in events if e.slurm_job))
+        pods = list({(p.namespace, p.name): p for e in events if (p := pod_of_cgroup(facts, e.task_memcg))}.values())
         jobs = [j for j in affected_jobs(facts, [node]) if _ran_during(facts, j, events)]
-        jobs = named or [j for j in jobs if j in oom_jobs] or jobs
+        jobs = named or [f"{p.namespace}/{p.name}" for p in pods] or [j for j in jobs if j in oom_jobs] or jobs
         evidence: list[Evidence] = [kernel_evidence(e) for e in events[:3]]
         evidence += [Evidence(text=f"sacct: job {j} state OUT_OF_MEMORY", metric="sacct") for j in jobs if j in oom_jobs]
         findings.append(Finding(
             check="node_host_oom", root_cause="host_oom",
             message=f"{len(events)} OOM-killer kill(s) on {node} (threshold {cfg.min_kills})",
-            culprits=[*job_culprits(jobs), f"node:{node}"],
-            evidence=evidence, strength="direct", confidence=confidence("direct", corroborated=bool(named or oom_jobs)),
-            suggested_actions=[ActionSpec(type="notify_owner", job=j, reason=f"host memory exhausted on {node}")
-                               for j in jobs],
+            culprits=[*job_culprits(jobs), node_ref(facts, node).culprit],
+            evidence=evidence, strength="direct",
+            confidence=confidence("direct", corroborated=bool(named or pods or oom_jobs)),
+            # The pod the kill's cgroup names grew past the node's memory: its owner sets a memory limit.
+            suggested_actions=[ActionSpec(type="notify_owner", pod=p.name, namespace=p.namespace,
+                                          reason=f"host memory exhausted on {node} by this pod: set a memory "
+                                          "request/limit that covers it (data-loader workers included)") for p in pods]
+            or [ActionSpec(type="notify_owner", job=j, reason=f"host memory exhausted on {node}") for j in jobs],
         ))
     return findings

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 from tools.facts.model import Facts
 from tools.models.logs import CheckpointEvent, KernelEventBase
+from tools.models.k8s import K8sPod
 
 __all__ = [
     "ACTIVE_STATES", "ENDED_BADLY", "event_time", "kernel_event_time", "affected_jobs", "is_slurm_job_id",
@@ -283,6 +284,27 @@ def printed_on(facts: Facts, ev: object) -> str | None:
 CONTROL_DAEMONS = ("slurmctld", "slurmdbd")
 _ACCOUNTING_DB = ("mariadbd", "mysqld", "mariadb", "mysql")
 """slurmdbd's database server (MariaDB/MySQL, as its syslog tag names it): part of the control plane."""
+
+
+_POD_CGROUP = re.compile(r"pod(?P<uid>[0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12})")
+_CONTAINER_CGROUP = re.compile(r"(?:cri-containerd-|crio-|docker-|/)(?P<id>[0-9a-f]{64})(?:\.scope)?")
+
+
+def pod_of_cgroup(facts: Facts, path: str | None) -> K8sPod | None:
+    """The Kubernetes pod a kernel cgroup path belongs to (an OOM kill's ``task_memcg=``): by the container id
+    (``cri-containerd-<64 hex>.scope``, matched against the pods' current and last container ids), else by the
+    pod uid the kubelet puts in the slice name (``kubepods-burstable-pod<uid>.slice``, ``_`` for ``-``; cgroupfs
+    ``/kubepods/burstable/pod<uid>/``). None when no pod read matches. Source: k8s pods (-o json)."""
+    if not path or "kubepods" not in path or not facts.k8s_pods:
+        return None
+    if (c := _CONTAINER_CGROUP.search(path)) is not None:
+        for pod in facts.k8s_pods:
+            if any(c["id"] in st.container_ids for st in pod.containers):
+                return pod
+    if (u := _POD_CGROUP.search(path)) is not None:
+        uid = u["uid"].replace("_", "-")
+        return next((p for p in facts.k8s_pods if p.uid == uid), None)
+    return None
 
 
 POWER_SAVED = ("POWERED_DOWN", "POWERING_DOWN", "POWER_DOWN")

@@ -154,6 +154,9 @@ class K8sContainerStatus(BaseModel):
     name: str
     init: bool = False
     """An init container."""
+    container_ids: list[str] = Field(default_factory=list)
+    """Runtime ids of its current and last container (``containerID`` of ``status`` and ``lastState``, the
+    ``containerd://`` prefix dropped): what a kernel cgroup path names (``cri-containerd-<id>.scope``)."""
     image: str | None = None
     ready: bool = False
     restart_count: int = 0
@@ -178,6 +181,8 @@ class K8sPod(BaseModel):
 
     namespace: str
     name: str
+    uid: str | None = None
+    """``metadata.uid``: the kubelet names the pod's cgroup by it (``kubepods-burstable-pod<uid>.slice``)."""
     file: str | None = None
     phase: str | None = None
     """``Pending``, ``Running``, ``Succeeded``, ``Failed``, ``Unknown``."""

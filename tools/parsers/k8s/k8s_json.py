@@ -72,8 +72,9 @@ def _container(st: dict[str, Any], init: bool) -> K8sContainerStatus:
             kind, detail = k, as_dict(state, k)
             break
     restarts = integer(st, "restartCount") or 0
+    ids = [cid.split("://", 1)[-1] for cid in (scalar(st, "containerID", 300), scalar(last, "containerID", 300)) if cid]
     return K8sContainerStatus(
-        name=scalar(st, "name", 253) or "", init=init, image=scalar(st, "image", 300), ready=st.get("ready") is True,
+        name=scalar(st, "name", 253) or "", init=init, container_ids=ids, image=scalar(st, "image", 300), ready=st.get("ready") is True,
         restart_count=max(restarts, 0), state=kind, state_reason=scalar(detail, "reason", 120),
         state_message=scalar(detail, "message"), exit_code=integer(detail, "exitCode"),
         last_terminated_reason=scalar(last, "reason", 120), last_terminated_exit_code=integer(last, "exitCode"),
@@ -92,6 +93,7 @@ def _pod(obj: dict[str, Any], path: str) -> K8sPod:
     containers += [_container(c, False) for c in as_list(status, "containerStatuses") if isinstance(c, dict)]
     return K8sPod(
         namespace=scalar(meta, "namespace", 253) or "default", name=scalar(meta, "name", 253) or "", file=path,
+        uid=scalar(meta, "uid", 80),
         phase=scalar(status, "phase", 40), status_reason=scalar(status, "reason", 120), status_message=scalar(status, "message"),
         node=scalar(spec, "nodeName", 253), owner_kind=scalar(owner, "kind", 80), owner_name=scalar(owner, "name", 253),
         labels=str_map(meta, "labels"), annotations=str_map(meta, "annotations"), containers=containers,

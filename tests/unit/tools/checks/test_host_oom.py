@@ -99,3 +99,32 @@ def test_the_container_runtime_killed_in_its_own_cgroup_is_not_a_job_out_of_memo
     python = kill.replace("(containerd)", "(python3)")
     facts = make_facts(("kernel/gn11.log", "kernel-log", python), **{"kernel/gn11.log": {"node": "gn11"}})
     assert [f.root_cause for f in check_node_host_oom(facts, HostOomConfig())] == ["host_oom"]
+
+
+def _pod(name: str, uid: str, container: str) -> dict:
+    return {"metadata": {"name": name, "namespace": "research", "uid": uid},
+            "spec": {"nodeName": "gpu-node-04"},
+            "status": {"phase": "Running", "containerStatuses": [
+                {"name": "pytorch", "ready": True, "restartCount": 1, "state": {"running": {}},
+                 "containerID": f"containerd://{'e' * 64}",
+                 "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "containerID": f"containerd://{container}"}}}]}}
+
+
+def test_a_global_oom_on_a_kubernetes_node_names_the_pod_its_cgroup_belongs_to(make_facts):
+    import json
+    pods = {"kind": "PodList", "items": [_pod("llm-sft-worker-1", "4a1f9b7e-2c3d-4e5f-8a9b-0c1d2e3f4a5b", "7c" * 32),
+                                      _pod("detr-ft-0", "11111111-2222-3333-4444-555555555555", "ab" * 32)]}
+    nodes = {"kind": "NodeList", "items": [{"metadata": {"name": "gpu-node-04"}, "status": {"conditions": []}}]}
+    kill = ("May 12 10:31:07 gpu-node-04 kernel: oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=x,"
+            "mems_allowed=0-1,global_oom,task_memcg=/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{uid}"
+            ".slice/cri-containerd-{cid}.scope,task=pt_data_worker,pid=2261870,uid=1000\n"
+            "May 12 10:31:07 gpu-node-04 kernel: Out of memory: Killed process 2261870 (pt_data_worker) "
+            "total-vm:192844008kB, anon-rss:131203300kB, file-rss:3412kB, shmem-rss:880120kB, UID:1000\n")
+    for uid, cid in (("4a1f9b7e_2c3d_4e5f_8a9b_0c1d2e3f4a5b", "9" * 64),  # by the pod uid in the slice name
+                     ("00000000_0000_0000_0000_000000000000", "7c" * 32)):  # by the container id of its last run
+        facts = make_facts(("k8s/pods.json", "k8s-json", json.dumps(pods)), ("k8s/nodes.json", "k8s-json", json.dumps(nodes)),
+                           ("kernel/gpu-node-04.log", "kernel-log", kill.format(uid=uid, cid=cid)),
+                           **{"kernel/gpu-node-04.log": {"node": "gpu-node-04"}})
+        (f,) = check_node_host_oom(facts, HostOomConfig())
+        assert f.culprits == ["pod:research/llm-sft-worker-1", "k8snode:gpu-node-04"]
+        assert [(a.type, a.pod, a.namespace) for a in f.suggested_actions] == [("notify_owner", "llm-sft-worker-1", "research")]
