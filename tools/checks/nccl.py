@@ -12,8 +12,9 @@ from collections import defaultdict
 
 from tools.checks.base import CheckConfig, job_culprits, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import job_nodes
+from tools.facts.queries import job_nodes, same_run_jobs
 from tools.knowledge.precedence import confidence
+from tools.platform import log_owner
 from tools.models.findings import ActionSpec, Finding
 from tools.models.logs import JobLogEventBase, NcclRemoteErrorEvent, NcclTimeoutEvent, NetEvent
 
@@ -81,9 +82,8 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
                         f"interfaces or HCAs the nodes do not have ({config[0].message[:120]})",
                 culprits=job_culprits([job]), evidence=[log_evidence(e) for e in config[:3]],
                 strength="symptom", confidence=confidence("symptom", corroborated=len(hosts) >= 2),
-                suggested_actions=[ActionSpec(type="notify_owner", job=job,
-                                              reason="NCCL configuration (NCCL_SOCKET_IFNAME / NCCL_IB_HCA) names "
-                                                     "interfaces these nodes do not have")],
+                suggested_actions=[log_owner(facts, job, "NCCL configuration (NCCL_SOCKET_IFNAME / NCCL_IB_HCA) names "
+                                                         "interfaces these nodes do not have")[1]],
             ))
             continue
         usage = [e for e in others + [t for t in facts.job_events_of("traceback") if t.job == job]
@@ -95,13 +95,14 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
                         "in the program's collective order or sizes, not the network",
                 culprits=job_culprits([job]), evidence=[log_evidence(e) for e in usage[:3]],
                 strength="symptom", confidence=confidence("symptom", corroborated=len(usage) >= 2),
-                suggested_actions=[ActionSpec(type="notify_owner", job=job,
-                                              reason="mismatched collectives across ranks (run with "
-                                                     "TORCH_DISTRIBUTED_DEBUG=DETAIL to see which)")]))
+                suggested_actions=[log_owner(facts, job, "mismatched collectives across ranks (run with "
+                                                         "TORCH_DISTRIBUTED_DEBUG=DETAIL to see which)")[1]]))
             continue
         if not timeouts and not remote and all("NCCL WARN" in e.message for e in others):
             continue  # warnings alone (e.g. "Failed to open libibverbs.so" before a socket fallback) are no failure
         if not remote and barrier_only and len(ranks) <= 1:
+            if _sibling_failed(facts, job):
+                continue  # the rank it waited for died of its own failure (a save, an exception): that one explains it
             findings.append(
                 Finding(
                     check="nccl_collective_failure",
@@ -113,7 +114,7 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
                     culprits=job_culprits([job]),
                     evidence=evidence,
                     strength="symptom", confidence=confidence("symptom"),
-                    suggested_actions=[ActionSpec(type="notify_owner", job=job, reason="collective desync in job code")],
+                    suggested_actions=[log_owner(facts, job, "collective desync in job code")[1]],
                 )
             )
             continue
@@ -137,6 +138,24 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
 
 
 _SIGNALLED = (137, 143)  # 128 + SIGKILL, 128 + SIGTERM
+
+
+_FAILED_KINDS = ("enospc", "checkpoint_write_failure", "traceback", "cuda_oom", "cuda_error", "fs_error")
+
+
+def _sibling_failed(facts: Facts, job: str) -> bool:
+    """Another log of the same run (a pod of the same workload; a Slurm job of the same run) shows the program
+    failing on its own (ENOSPC, a failed save, an exception, CUDA): a rank left waiting in a barrier is its victim."""
+    ns, _, name = job.rpartition("/")
+    if ns:
+        pod = next((p for p in facts.k8s_pods if p.namespace == ns and p.name == name), None)
+        if pod is None or not pod.owner_name:
+            return False
+        others = [f"{ns}/{p.name}" for p in facts.k8s_pods
+                  if p.namespace == ns and p.owner_name == pod.owner_name and p.name != name]
+    else:
+        others = [j for j in same_run_jobs(facts, job) if j != job]
+    return any(e.kind in _FAILED_KINDS for o in others for e in facts.job_events(o))
 
 
 def _peer_stopped(facts: Facts, job: str) -> bool:

@@ -6,7 +6,7 @@ import re
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from tools.models.ids import ActionType, RootCause
@@ -56,6 +56,15 @@ class ActionSpec(BaseModel):
     checkpoint: str | None = None
     reason: str | None = None
     """Human text for the action (drain reason, notification); Warden prefixes drains with ``warden:``."""
+
+    @model_validator(mode="after")
+    def _pod_given_as_job(self) -> "ActionSpec":
+        # A Kubernetes workload is keyed ``namespace/pod`` where a Slurm job is keyed by its id (job logs, victims):
+        # that key given as ``job`` names the pod; Slurm job ids never hold a slash.
+        if self.job and "/" in self.job and not self.pod:
+            self.namespace, _, self.pod = self.job.rpartition("/")
+            self.job = None
+        return self
 
     def key(self) -> tuple:
         """Identity used to merge duplicate proposals: type and target parameters."""

@@ -54,3 +54,10 @@ def test_evict_hurt_names_only_owned_pods_the_node_keeps_failing():
     pods = [p for p in parse_k8s_json(text, path="k8s/pods.json") if isinstance(p, K8sPod)]
     evicted = [(a.type, a.pod) for a in evict_hurt(pods, "g3", "GPU fault")]
     assert evicted == [("evict_pod", "w-0"), ("evict_pod", "w-1")]  # not the healthy one, not the unowned one
+
+
+def test_a_pod_key_given_as_a_job_names_the_pod():
+    from tools.models.findings import ActionSpec
+    spec = ActionSpec(type="notify_owner", job="nlp/bert-large-pt-master-0", reason="x")
+    assert (spec.job, spec.namespace, spec.pod) == (None, "nlp", "bert-large-pt-master-0")
+    assert ActionSpec(type="notify_owner", job="4242_7").job == "4242_7"  # Slurm ids are left alone

@@ -158,3 +158,23 @@ def test_invalid_usage_or_mismatched_collectives_are_the_programs_not_the_networ
     # with the fabric failing under it as well, the network reading stands
     (g,) = check_nccl_collective_failure(_facts(make_facts, INVALID_USAGE + REMOTE_BY_IP), NcclConfig())
     assert g.root_cause == "interconnect_fault"
+
+
+def test_a_barrier_timeout_while_a_sibling_pod_failed_its_save_is_not_a_desync(make_facts):
+    import json
+    pods = {"kind": "PodList", "items": [
+        {"metadata": {"name": f"bert-{r}", "namespace": "nlp", "ownerReferences": [
+            {"kind": "PyTorchJob", "name": "bert", "controller": True}]}, "spec": {"nodeName": "n1"},
+         "status": {"phase": "Running"}} for r in ("master-0", "worker-1")]}
+    timeout = ("[rank16]:[E421 07:51:35.1 ProcessGroupNCCL.cpp:616] [Rank 16] Watchdog caught collective operation "
+               "timeout: WorkNCCL(SeqNum=52001, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+               "600012 milliseconds before timing out.\n")
+    save = "[ERROR] checkpoint save failed for /ckpt/step_120000/optim_rank0.pt: [Errno 28] No space left on device\n"
+    files = [("k8s/pods.json", "k8s-json", json.dumps(pods)), ("logs/nlp/bert-worker-1/pytorch.log", "job-log", timeout)]
+    ctx = {"logs/nlp/bert-worker-1/pytorch.log": {"job": "nlp/bert-worker-1"}}
+    (f,) = check_nccl_collective_failure(make_facts(*files, **ctx), NcclConfig())
+    assert f.root_cause == "user_code_error" and f.suggested_actions[0].pod == "bert-worker-1"
+    files.append(("logs/nlp/bert-master-0/pytorch.log", "job-log", save))
+    ctx["logs/nlp/bert-master-0/pytorch.log"] = {"job": "nlp/bert-master-0"}
+    assert not [x for x in check_nccl_collective_failure(make_facts(*files, **ctx), NcclConfig())
+                if x.root_cause == "user_code_error"]
