@@ -137,7 +137,8 @@ CHECKS: dict[str, CheckSpec[Any]] = {
                                       "a node whose device plugin registered an empty pool of a resource its peers offer",
                                       needs=("k8s_nodes",)),
     "k8s_kubelet_refusals": CheckSpec(check_k8s_kubelet_refusals, K8sKubeletRefusalsConfig,
-                                      "a kubelet that admits pods to devices it lacks, or cannot mount a volume only it fails on",
+                                      "a kubelet that admits pods to devices it lacks, cannot mount a volume only it fails on, or whose "
+                                      "Topology Manager rejects pods its peers run",
                                       needs=("k8s_events",)),
     "gpu_thermal_throttle": CheckSpec(check_gpu_thermal_throttle, ThrottleConfig,
                                       "clocks held down by thermal / power limits", needs=_GPU),

@@ -6,8 +6,11 @@ unavailable for nvidia.com/gpu. Requested: 4, Available: 0, which is unexpected`
 counts devices of pods deleted by force, or the device plugin re-registered with fewer), and a volume that
 will not mount on this node while it does elsewhere (``FailedMount ... MountVolume.SetUp failed ... No such
 device`` / ``unknown filesystem type``: the node lacks the file system's client or kernel module, e.g. it
-rebooted into a kernel without the Lustre modules). Sources: kubelet events (kubectl get events, API
-JSON), pods for the node each event's pod was bound to.
+rebooted into a kernel without the Lustre modules). A third names the node's configuration: its kubelet's
+Topology Manager rejecting pods (``TopologyAffinityError``: ``Resources cannot be allocated with Topology
+locality``) that the other nodes run — its ``topologyManagerPolicy`` (``single-numa-node``, say) or CPU/memory
+manager settings differ from its peers' (a rebuilt node), which is node_config_mismatch. Sources: kubelet events
+(kubectl get events, API JSON), pods for the node each event's pod was bound to and their status reasons.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ def check_k8s_kubelet_refusals(facts: Facts, cfg: K8sKubeletRefusalsConfig) -> l
             node, key = _node_of(facts, ev)
             if node:
                 mounts[node].append((ev, key))
-    findings: list[Finding] = []
+    findings: list[Finding] = _topology_refusals(facts, cfg)
     for node, hits in sorted(admission.items()):
         res = hits[0][2]
         pods = list(dict.fromkeys(pod_culprit(k) for _, k, _ in hits))
@@ -97,3 +100,38 @@ def check_k8s_kubelet_refusals(facts: Facts, cfg: K8sKubeletRefusalsConfig) -> l
                              "its volume cannot be mounted here; its controller places it elsewhere"),
             ))
     return findings
+
+
+def _topology_refusals(facts: Facts, cfg: K8sKubeletRefusalsConfig) -> list[Finding]:
+    """node_config_mismatch per node whose kubelet rejects pods with TopologyAffinityError while no more than a
+    third of the nodes do (the others align the same requests): cordon it until its kubelet's topology settings
+    match its peers'. Sources: events (reason TopologyAffinityError) and pods' ``status.reason``."""
+    refused: dict[str, dict[tuple[str, str], object]] = defaultdict(dict)
+    for ev in facts.k8s_events:
+        if ev.reason == "TopologyAffinityError" and ev.object_kind in (None, "Pod"):
+            node, key = _node_of(facts, ev)
+            if node:
+                refused[node].setdefault(key, ev)
+    for pod in facts.k8s_pods:
+        if pod.status_reason == "TopologyAffinityError" and pod.node:
+            refused[pod.node].setdefault((pod.namespace, pod.name), pod)
+    if not refused or len(refused) > max(1, len(facts.k8s_nodes) // 3):
+        return []  # most nodes refuse: the request cannot be aligned anywhere, not one node's settings
+    out: list[Finding] = []
+    for node, hits in sorted(refused.items()):
+        pods = [pod_culprit(k) for k in hits]
+        first = next(iter(hits.values()))
+        evidence = [event_evidence(e) if isinstance(e, K8sEvent) else
+                    Evidence(text=f"pod {k[0]}/{k[1]} on {node}: status.reason TopologyAffinityError") for k, e in
+                    list(hits.items())[:3]]
+        out.append(Finding(
+            check="k8s_kubelet_refusals", root_cause="node_config_mismatch",
+            message=f"kubelet on {node} rejects {len(pods)} pod(s) with TopologyAffinityError (its Topology Manager "
+                    "cannot align their GPUs/CPUs) while the other nodes run them: its topology or CPU/memory manager "
+                    "policy differs from its peers'",
+            culprits=[node_culprit(node), *pods[: cfg.max_pod_culprits]],
+            evidence=evidence + [Evidence(text=f"{len(facts.k8s_nodes)} node(s) read; no other reports this")],
+            strength="state", confidence=confidence("state", corroborated=len(pods) >= 2 or isinstance(first, K8sEvent)),
+            suggested_actions=take_out_of_service(facts, node_ref(facts, node), "kubelet rejects pods: TopologyAffinityError"),
+        ))
+    return out

@@ -46,3 +46,19 @@ def test_a_csi_driver_not_registered_on_one_node_is_that_nodes_client_and_its_st
     (f,) = check_k8s_kubelet_refusals(_facts(make_facts, [core_event("FailedMount", csi, name="sweep-4-r8t6b")], pods), CFG)
     assert f.root_cause == "fs_client_fault" and f.culprits == ["k8snode:gpu-15", "pod:ml/sweep-4-r8t6b"]
     assert [(a.type, a.node or a.pod) for a in f.suggested_actions] == [("cordon_node", "gpu-15"), ("evict_pod", "sweep-4-r8t6b")]
+
+
+TOPO = "Resources cannot be allocated with Topology locality"
+
+
+def test_one_node_whose_topology_manager_rejects_pods_its_peers_run_is_misconfigured(make_facts):
+    # pods rejected on gpu-16 only (status reason, no event needed); the same workload runs on gpu-14
+    pods = [pod(f"serve-{i}", node_name="gpu-16", phase="Failed", reason="TopologyAffinityError",
+                message=f"Pod was rejected: {TOPO}", containers=[]) for i in range(3)]
+    pods.append(pod("serve-ok", node_name="gpu-14", gpus=8))
+    (f,) = check_k8s_kubelet_refusals(_facts(make_facts, [], pods), CFG)
+    assert f.root_cause == "node_config_mismatch" and f.culprits[0] == "k8snode:gpu-16" and len(f.culprits) == 4
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("cordon_node", "gpu-16")]
+    # events on every node: the request cannot be aligned anywhere, no node is to blame
+    events = [core_event("TopologyAffinityError", TOPO, name=f"s-{n}", host=n) for n in ("gpu-14", "gpu-15", "gpu-16")]
+    assert check_k8s_kubelet_refusals(_facts(make_facts, events, []), CFG) == []
