@@ -20,7 +20,10 @@ tests/fixtures/k8s-json/SOURCES.md.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
+
+import yaml
 
 from tools.errors import ParseError
 from tools.models.k8s import GPU_RESOURCE, K8sContainerStatus, K8sEvent, K8sNode, K8sPod, K8sTaint
@@ -158,11 +161,37 @@ def _depth_ok(text: str) -> bool:
     return True
 
 
+_YAML_START = re.compile(r"\A(?:\s*#[^\n]*\n|\s*---\s*\n)*\s*(?:apiVersion|kind|items|metadata):")
+"""``kubectl get ... -o yaml``: the same objects as -o json, as a YAML mapping."""
+_YAML_ALIAS = re.compile(r"(?m)(?:^[^#\n]*:\s+|^\s*-\s+|[\[,{]\s*)[&*][\w-]")
+
+
+class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
+    """Safe YAML with timestamps left as text, as the JSON form gives them."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    k: [r for r in v if r[0] != "tag:yaml.org,2002:timestamp"] for k, v in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+def _yaml_doc(text: str, path: str) -> object:
+    """The object of a ``-o yaml`` body. kubectl writes no anchors or aliases: a body with them is refused (an
+    alias can expand a small file into a huge tree)."""
+    if _YAML_ALIAS.search(text):
+        raise ParseError(path, None, "YAML anchors or aliases: not kubectl output")
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        raise ParseError(path, mark.line + 1 if mark else None, f"invalid YAML: {str(e)[:120]}") from None
+
+
 def parse_k8s_json(text: str, *, path: str) -> list[K8sObject]:
     """Parse a Kubernetes API response: a List (List, NodeList, PodList, EventList, JobList ...) or one object.
 
     Args:
-        text: the JSON body as the API server returned it (or ``kubectl get ... -o json``).
+        text: the JSON body as the API server returned it (or ``kubectl get ... -o json``), or the same objects
+            as ``kubectl get ... -o yaml`` prints them.
         path: snapshot-relative path, for errors and for citing evidence (kept in ``file``).
 
     Returns:
@@ -178,7 +207,7 @@ def parse_k8s_json(text: str, *, path: str) -> list[K8sObject]:
     if not _depth_ok(text):
         raise ParseError(path, None, f"JSON nested deeper than {_MAX_DEPTH} levels")
     try:
-        doc = json_loads(text)
+        doc = _yaml_doc(text, path) if _YAML_START.match(text) else json_loads(text)
     except json.JSONDecodeError as e:
         raise ParseError(path, e.lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
     except RecursionError:

@@ -253,3 +253,26 @@ def test_any_other_single_object_is_read_by_kind_and_name() -> None:
            ' "spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "c"}]}}}, "status": {"replicas": 2}}')
     (w,) = parse_k8s_json(dep, path="k8s/dep.json")
     assert isinstance(w, K8sWorkload) and (w.templates[0].replicas, w.active, w.gpu_request) == (3, 2, 0)
+
+
+def test_kubectl_o_yaml_gives_the_same_objects_as_o_json():
+    import json as _json
+    from pathlib import Path
+
+    import yaml as _yaml
+    import pytest as _pytest
+
+    from tools.errors import ParseError
+    fixtures = sorted((Path(__file__).resolve().parents[3] / "fixtures" / "k8s-json").glob("*.json"))
+    assert fixtures
+    for fx in fixtures:
+        text = fx.read_bytes().decode("utf-8", errors="replace")
+        try:
+            want = parse_k8s_json(text, path="x")
+        except ParseError:
+            continue  # the fixtures of malformed bodies
+        body = _yaml.safe_dump(_json.loads(text), sort_keys=False)  # what kubectl -o yaml prints: quoted timestamps
+        got = parse_k8s_json(body, path="x")
+        assert [o.model_dump() for o in got] == [o.model_dump() for o in want], fx.name
+    with _pytest.raises(ParseError, match="anchors or aliases"):
+        parse_k8s_json("kind: PodList\nitems:\n- &a {metadata: {name: x}}\n- *a\n", path="bomb.yaml")
