@@ -93,3 +93,25 @@ def test_idle_gpus_are_not_a_starved_pipeline(make_facts):
     # Does not fire: every GPU at ~1% is an idle allocation (an interactive session), not a loader.
     idle = {n: _prom(n, 0.01) for n in NODES}
     assert check_input_pipeline_bound(_facts(make_facts, idle), InputPipelineConfig()) == []
+
+
+def test_a_kubernetes_pod_whose_gpus_starve_names_the_pod(make_facts):
+    import json
+    pods = {"kind": "PodList", "items": [
+        {"metadata": {"name": n, "namespace": "vision"}, "spec": {"nodeName": node},
+         "status": {"phase": "Running", "containerStatuses": [
+             {"name": "trainer", "ready": True, "image": "reg/vit:2.3", "state": {"running": {}}}]}}
+        for n, node in (("vit-a", "g5"), ("vit-b", "g6"))]}
+    def page(pod: str, node: str, vals: list[int]) -> str:
+        return "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n" + "".join(
+            f'DCGM_FI_DEV_GPU_UTIL{{gpu="{i}",Hostname="{node}",namespace="vision",pod="{pod}"}} {v}\n'
+            for i, v in enumerate(vals))
+    facts = make_facts(("k8s/pods.json", "k8s-json", json.dumps(pods)),
+                       ("gpu/g5.prom", "dcgm-prometheus-text", page("vit-a", "g5", [0, 88, 0, 12, 0, 61, 3, 0])),
+                       ("gpu/g6.prom", "dcgm-prometheus-text", page("vit-b", "g6", [96, 97, 95, 97, 96, 94, 97, 98])),
+                       **{"gpu/g5.prom": {"node": "g5"}, "gpu/g6.prom": {"node": "g6"}})
+    (f,) = check_input_pipeline_bound(facts, InputPipelineConfig())
+    assert f.culprits == ["pod:vision/vit-a"] and "twice that elsewhere" in f.message
+    assert [(a.type, a.pod, a.namespace) for a in f.suggested_actions] == [("notify_owner", "vit-a", "vision")]
+    # a pod on fewer GPUs than min_gpus is not judged
+    assert check_input_pipeline_bound(facts, InputPipelineConfig(min_gpus=9)) == []
