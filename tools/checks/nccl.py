@@ -122,6 +122,20 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
             continue  # "remote process exited": a peer pod was stopped from outside; that stop is the question
         peer_nodes = [p for p in peers if facts.node(p) is not None]
         culprits = [f"node:{p}" for p in peer_nodes] + job_culprits([job])
+        network = any(_NETWORK.search(e.message) for e in others) or any(
+            e.kind == "net_event" for e in facts.job_events(job))
+        if timeouts and not remote and not network:
+            # Every rank waited and none names a network error or a peer: something stalled a rank (a GPU, a loader,
+            # a deadlock, the fabric) and the logs cannot say which; a node fault read elsewhere ranks above this.
+            findings.append(Finding(
+                check="nccl_collective_failure", root_cause="inconclusive",
+                message=f"job {job}: {len(timeouts)} NCCL timeout(s) on {len(ranks) or '?'} rank(s) with no network "
+                        "error and no peer named: what stalled the collective cannot be told from what was read — read "
+                        "next: NCCL_DEBUG=INFO output, the PyTorch flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE), "
+                        "IB/NVLink error counters and the kernel logs of every node of the job",
+                culprits=job_culprits([job]), evidence=evidence, strength="heuristic", confidence=0.5,
+                suggested_actions=[]))
+            continue
         findings.append(
             Finding(
                 check="nccl_collective_failure",
@@ -138,6 +152,9 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
 
 
 _SIGNALLED = (137, 143)  # 128 + SIGKILL, 128 + SIGTERM
+_NETWORK = re.compile(r"NET/|net_ib|net_socket|ibv_|IBV_|socket|Connection|connect|transport|RDMA|ucx|libfabric|"
+                      r"NVLink|unhandled system error|remote", re.IGNORECASE)
+"""Words of an NCCL error line that name the network (the transport, a socket, the HCA, a link)."""
 
 
 _FAILED_KINDS = ("enospc", "checkpoint_write_failure", "traceback", "cuda_oom", "cuda_error", "fs_error")
