@@ -177,6 +177,9 @@ def _subject_gaps(coverage: dict[str, Any] | None, findings: list[dict[str, Any]
                            "what they lack or the scheduler holds them for a job ahead of it cannot be told; read next: "
                            "scontrol show job (TRES, features, time limit), squeue --start and sprio")
             culprits.append(f"job:{name}")
+        if s.get("kind") in ("pod", "workload") and s.get("crashed"):
+            reasons.append(f"{', '.join(s['crashed'][:2])}: its container died and nothing read explains why")
+            culprits.extend(f"pod:{c.split(' ', 1)[0]}" for c in s["crashed"][:2])
         if s.get("kind") == "job" and state.startswith(_ENDED_BADLY):
             reasons.append(f"job {name} ended {state.split()[0]} and nothing read explains why")
             culprits.append(f"job:{name}")

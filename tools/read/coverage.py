@@ -76,6 +76,9 @@ class SubjectStatus(BaseModel):
     """For a job: the user it belongs to (squeue/scontrol/sacct User)."""
     cancelled_by: str | None = None
     """For a cancelled job: who cancelled it, as sacct says (``CANCELLED by 0``: a uid, 0 being root)."""
+    crashed: list[str] = Field(default_factory=list)
+    """For a pod or workload: its pods whose container ended with a non-zero exit code (``ns/pod exit 139
+    (Error)``, at most 4) — a program that died, as opposed to a pod refused at admission that never ran."""
     idle_fit_unread: list[str] = Field(default_factory=list)
     """For a job pending on Resources whose request was not read: idle nodes of its partition it seems to fit
     (tools.facts.queries.idle_fit_unread), at most 8."""
@@ -126,12 +129,13 @@ def _subject(facts: Facts, raw: str) -> SubjectStatus:
     pod = next((p for p in facts.k8s_pods if p.name == short), None)
     if pod is not None:
         return SubjectStatus(subject=raw, known=True, kind="pod", state=pod.phase, nodes=[pod.node] if pod.node else [],
-                             unread_nodes=unmonitored_nodes(facts, [pod.node] if pod.node else []))
+                             unread_nodes=unmonitored_nodes(facts, [pod.node] if pod.node else []),
+                             crashed=_crashed([pod]))
     pods = workload_pods(facts, short)
     if pods:  # a Kubernetes workload (Deployment, Job, PyTorchJob ...) named by its own name
         nodes = list(dict.fromkeys(p.node for p in pods if p.node))
         return SubjectStatus(subject=raw, known=True, kind="workload", state=workload_state(pods), nodes=nodes[:8],
-                             unread_nodes=unmonitored_nodes(facts, nodes))
+                             unread_nodes=unmonitored_nodes(facts, nodes), crashed=_crashed(pods))
     low = name.lower()
     targets = facts.cached("lustre_names", lambda: {t.lower() for t in [m.target for m in facts.md_stats]
                                                     + [e.target for e in facts.job_stats]
@@ -148,6 +152,22 @@ def _subject(facts: Facts, raw: str) -> SubjectStatus:
         return SubjectStatus(subject=raw, known=True, kind="job_name")
     seen = bool(facts.kernel_events_on(name)) or bool(facts.job_events(name))
     return SubjectStatus(subject=raw, known=seen, kind=_guess(facts, name) if not seen else None, state=None)
+
+
+def _crashed(pods: list) -> list[str]:
+    """``ns/pod exit N (reason)`` for pods whose container's current or last run ended non-zero, at most 4; pods
+    the kubelet stopped (a ``status.reason``: Evicted, OutOfnvidia.com/gpu, UnexpectedAdmissionError) are not."""
+    out: list[str] = []
+    for p in pods:
+        if p.status_reason:
+            continue  # stopped by the kubelet (Evicted, refused at admission, NodeLost): not the program dying
+        for c in p.containers:
+            code, why = (c.exit_code, c.state_reason) if c.state == "terminated" else (
+                c.last_terminated_exit_code, c.last_terminated_reason)
+            if code not in (None, 0):
+                out.append(f"{p.namespace}/{p.name} exit {code}" + (f" ({why})" if why else ""))
+                break
+    return out[:4]
 
 
 def _guess(facts: Facts, name: str) -> str | None:

@@ -338,3 +338,14 @@ def test_a_drained_node_elsewhere_does_not_answer_why_the_named_job_waits():
     # and with no cause about the job, the node's fault competes as before
     out = decide("Job 208 failed. Why?", [finding("node_software_fault", 0.8, ["node:c064"], strength="state")])
     assert out["root_cause"] == "node_software_fault"
+
+
+def test_a_named_workload_whose_pod_crashed_unexplained_is_not_healthy():
+    cov = {"read": {"kubernetes": 5}, "collected": {}, "unreadable_total": 0, "nothing_read": False,
+           "subjects": [{"subject": "colbert-index", "known": True, "kind": "workload", "state": "3 pod(s): 2 Running, 1 Failed",
+                         "crashed": ["search/colbert-index-0-7rk2m exit 139 (Error)"]}]}
+    out = decide("colbert-index crashed with a segfault. Is the GPU bad?", [], TABLE, coverage=cov)
+    assert out["root_cause"] == "inconclusive" and "exit 139" in out["summary"]
+    assert out["culprits"] == ["pod:search/colbert-index-0-7rk2m"] and out["proposed_actions"] == []
+    cov["subjects"][0]["crashed"] = []  # pods refused at admission or evicted never ran: not a crash
+    assert decide("colbert-index crashed. Is the GPU bad?", [], TABLE, coverage=cov)["root_cause"] == "healthy"

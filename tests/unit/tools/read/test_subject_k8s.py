@@ -66,3 +66,24 @@ def test_decide_answers_inconclusive_naming_the_unread_node_of_the_workload():
         "read": {"kubernetes": 7, "gpu_metrics": 2}, "subjects": [s], "unreadable_total": 0, "nothing_read": False})
     assert out["root_cause"] == "inconclusive" and out["proposed_actions"] == []
     assert "g2 (node(s) of workload bert-l)" in out["summary"]
+
+
+def test_a_workload_subject_lists_its_crashed_pods_but_not_evicted_ones():
+    import json
+
+    from tools.facts import build_facts
+    from tools.read.coverage import _subject
+    from tools.sources.base import RawArtifact
+    from datetime import datetime, timezone
+    pods = {"kind": "PodList", "items": [
+        {"metadata": {"name": "idx-0-a", "namespace": "search", "ownerReferences": [{"kind": "Job", "name": "idx", "controller": True}]},
+         "spec": {"nodeName": "g21"}, "status": {"phase": "Failed", "containerStatuses": [
+             {"name": "w", "state": {"terminated": {"exitCode": 139, "reason": "Error"}}}]}},
+        {"metadata": {"name": "idx-0-b", "namespace": "search", "ownerReferences": [{"kind": "Job", "name": "idx", "controller": True}]},
+         "spec": {"nodeName": "g22"}, "status": {"phase": "Failed", "reason": "Evicted", "containerStatuses": [
+             {"name": "w", "state": {"terminated": {"exitCode": 137, "reason": "Error"}}}]}}]}
+    now = datetime(2026, 3, 4, tzinfo=timezone.utc)
+    facts = build_facts([RawArtifact(format="k8s-json", data=json.dumps(pods).encode(), path="k8s/pods.json",
+                                     captured_at=now)], captured_at=now)
+    s = _subject(facts, "idx")
+    assert s.kind == "workload" and s.crashed == ["search/idx-0-a exit 139 (Error)"]
