@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tools.checks.base import CheckConfig, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import job_nodes, job_state
+from tools.facts.queries import job_nodes, job_state, same_run_jobs
 from tools.knowledge.xid import xid_class
 from tools.models.logs import CudaErrorEvent, XidEvent
 from tools.knowledge.precedence import confidence
@@ -102,8 +102,8 @@ def _abort_cause(facts: Facts, abort: object):
     job's log holds an infrastructure error (NCCL, CUDA other than the program's own, file system, ENOSPC,
     network) or that last line names one: MPI_Abort is then the program's reaction to the fault."""
     events = facts.job_events(abort.job)  # type: ignore[attr-defined]
-    if any(x.kind in _INFRA_KINDS or (isinstance(x, CudaErrorEvent) and x.category != "application") for x in events):
-        return False
+    if any(x.kind in _INFRA_KINDS or isinstance(x, CudaErrorEvent) for x in events):
+        return False  # a CUDA error the program hit is judged by the GPU-fault rule below, with its Xids
     before = [x for x in events if x.kind == "generic" and x.file == abort.file  # type: ignore[attr-defined]
               and x.line < abort.line and x.exception_type != "MPI_Abort"]  # type: ignore[attr-defined]
     cause = before[-1] if before else None
@@ -160,8 +160,16 @@ def _gpu_program_faults(facts: Facts, seen: set[str]) -> list[Finding]:
         if not nodes:  # where it ran is not recorded: the application Xids of the hour are its best witnesses
             xids = [x for node_xids in app_only.values() for x in node_xids[:1]]
         faulted[job] = (errors, xids)
-    return [_program_fault(subject, [faulted[j] for j in group], group)
-            for subject, group in _by_array(list(faulted)).items()]
+    return [_program_fault(subject, [faulted[j] for j in group], group, _clean_runs(facts, subject, group),
+                           job_nodes(facts, subject)) for subject, group in _by_array(list(faulted)).items()]
+
+
+def _clean_runs(facts: Facts, subject: str, group: list[str]) -> int:
+    """Earlier jobs of the same run (same user and name, or work directory) that COMPLETED: for one job's single
+    fault, the same program's clean history (sacct, squeue)."""
+    if len(group) > 1:
+        return 0
+    return sum(1 for j in same_run_jobs(facts, subject) if j != subject and job_state(facts, j) == "COMPLETED")
 
 
 def _by_array(jobs: list[str]) -> dict[str, list[str]]:
@@ -178,11 +186,28 @@ def _by_array(jobs: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def _program_fault(subject: str, seen: list[tuple[list[CudaErrorEvent], list[XidEvent]]], group: list[str]) -> Finding:
+_CLEAN_HISTORY = 3
+"""Clean runs of the same program after which one fault of it no longer reads as its bug alone."""
+
+
+def _program_fault(subject: str, seen: list[tuple[list[CudaErrorEvent], list[XidEvent]]], group: list[str],
+                   clean: int = 0, nodes: list[str] | None = None) -> Finding:
     errors = [e for errs, _ in seen for e in errs]
     xids = list({(x.file, x.line): x for _, xs in seen for x in xs}.values())
     what = ", ".join(sorted({f"Xid {e.xid}" for e in xids} | {e.error[:60] for e in errors}))
     where = len({x.node for x in xids if x.node})
+    if clean >= _CLEAN_HISTORY and where <= 1:
+        # One fault after many clean runs of the same program: a bug on rare input, or the GPU — not told apart here.
+        node = next((x.node for x in xids if x.node), None) or (nodes[0] if nodes and len(nodes) == 1 else None)
+        return Finding(
+            check="job_user_code_error", root_cause="inconclusive",
+            message=f"job {subject}: the program faulted its GPU once ({what}) after {clean} clean run(s) of the same "
+                    "job: a program bug its input rarely reaches, or the GPU, cannot be told from what was read — read "
+                    "next: dcgmi diag on the node, the GPU's ECC and Xid history, the failing step's input",
+            culprits=[f"job:{subject}"], evidence=[log_evidence(e) for e in errors[:2]] + [kernel_evidence(e) for e in xids[:2]],
+            strength="heuristic", confidence=0.5,
+            suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node, reason="one GPU fault after clean runs")]
+            if node else [])
     tasks = f" (tasks {', '.join(t.split('_', 1)[1] for t in group)})" if group != [subject] else ""
     return Finding(
         check="job_user_code_error", root_cause="user_code_error",

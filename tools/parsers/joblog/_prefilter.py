@@ -30,7 +30,8 @@ CLASSIFY_WORDS: tuple[str, ...] = (
     # CUDA OOM and CUDA/driver errors
     "out of memory", "outofmemory", "cuda error", "cudaerror", "cuda_error", "cuda-capable", "cuda driver",
     "cuda initialization", "cudagetdevicecount", "no cuda gpus", "cublas_status", "nvidia driver", "cuinit", "nvml",
-    "system not yet initiali",
+    "system not yet initiali", "illegal memory access", "illegal instruction", "misaligned address",
+    "unspecified launch failure", "launch timed out", "ecc error encountered", "device-side assert",
     # NCCL errors (NCCL WARN, ncclXxxError and DistBackendError hold "error"), remote/network errors,
     # IB/UCX/libfabric transport events
     "nccl warn", "remote", "completion from peer", "distbackend", "async event", "ucx", "retry count exceeded", "ibv_wc_",

@@ -50,7 +50,14 @@ _CUDA_ERROR = re.compile(r"CUDA error: (?P<error>[^.\n]+)|(?P<cublas>CUBLAS_STAT
                          r"|CUDA driver version is insufficient for CUDA runtime version|The NVIDIA driver on your system is too old|cuInit\(?\)? (?:failed|returned)[^.]*"
                          r"|CUDA (?:driver )?initialization(?: failed|: CUDA unknown error)[^.]*"
                          r"|Failed to initialize NVML: [^.]+|Unexpected error from cudaGetDeviceCount\(\)[^.]*"
-                         r"|system not yet initiali[sz]ed)")
+                         r"|system not yet initiali[sz]ed)"
+                         r"|(?P<runtime>\bcuda\w+ (?:failed|returned)[^:\n]{0,40}: (?:an illegal memory access was encountered"
+                         r"|an illegal instruction was encountered|misaligned address|unspecified launch failure"
+                         r"|uncorrectable ECC error encountered|device-side assert triggered|the launch timed out and was "
+                         r"terminated))")
+"""CUDA errors as PyTorch and the runtime's own messages print them; ``runtime`` is a CUDA API call that failed with
+cudaGetErrorString's text (``cudaStreamSynchronize failed: an illegal memory access was encountered``: GROMACS,
+many C++ codes)."""
 _CUDA_CATEGORY = [
     (re.compile(r"uncorrectable ECC|ECC error|GPU is lost|fallen off the bus|CUDA_ERROR_ECC_UNCORRECTABLE", re.IGNORECASE),
      "hardware"),
@@ -311,7 +318,7 @@ def classify(message: str) -> list[Classified]:
         return [("nccl_error", exception_type(message), fields)]
     cuda = _CUDA_ERROR.search(message)
     if cuda:
-        error = (cuda["error"] or cuda["cublas"] or cuda["api"] or cuda["nodriver"]).strip()
+        error = (cuda["error"] or cuda["cublas"] or cuda["api"] or cuda["nodriver"] or cuda["runtime"]).strip()
         category = next((name for rx, name in _CUDA_CATEGORY if rx.search(error) or rx.search(message)), "unknown")
         return [("cuda_error", exception_type(message), {"error": error[:200], "category": category})]
     fs = fs_error(message)

@@ -235,3 +235,22 @@ def test_a_rendezvous_timeout_with_a_store_per_node_is_the_launch_line(make_fact
                        ".py:158] Process 88120 hosts the TCP store for the C10d rendezvous backend.\n", "")
     facts = make_facts((LOG, "job-log", one), **{LOG: {"job": "51720"}})
     assert check_job_user_code_error(facts, UserCodeConfig()) == []
+
+
+def test_one_gpu_program_fault_after_many_clean_runs_of_the_same_job_is_inconclusive(make_facts):
+    rows = "".join(f"3055{i}|gmx-md|ana|COMPLETED|0:0|2026-03-0{1 + i % 3}T00:00:00|2026-03-0{1 + i % 3}T09:00:00|sx1{i % 4}\n"
+                   for i in range(4))
+    sacct = ("JobID|JobName|User|State|ExitCode|Start|End|NodeList\n" + rows
+             + "30599|gmx-md|ana|FAILED|1:0|2026-03-04T00:00:00|2026-03-04T09:10:00|sx14\n")
+    log = ("cudaStreamSynchronize failed: an illegal memory access was encountered\n"
+           "MPI_ABORT was invoked on rank 4 in communicator MPI_COMM_WORLD\n")
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct), ("logs/30599/md.log", "job-log", log),
+                       **{"logs/30599/md.log": {"job": "30599"}})
+    (f,) = check_job_user_code_error(facts, UserCodeConfig())
+    assert f.root_cause == "inconclusive" and "after 4 clean run(s)" in f.message
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("run_gpu_diagnostic", "sx14")]
+    # with no clean history the same fault is the program's (and the MPI_Abort only its reaction)
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct.replace("gmx-md|ana|COMPLETED", "other|bo|COMPLETED")),
+                       ("logs/30599/md.log", "job-log", log), **{"logs/30599/md.log": {"job": "30599"}})
+    (f,) = check_job_user_code_error(facts, UserCodeConfig())
+    assert f.root_cause == "user_code_error" and "faulted its GPU" in f.message

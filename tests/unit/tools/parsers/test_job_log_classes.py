@@ -123,3 +123,11 @@ def test_host_labelled_tracebacks_are_read_per_host():
     events, summary = _events(text)
     assert sorted(e.exception_type for e in events if e.kind == "traceback") == ["KeyError", "ValueError"]
     assert summary.rdzv_stores == 0
+
+
+def test_a_cuda_api_call_failing_with_the_runtimes_own_text_is_a_cuda_error():
+    for line, category in (("cudaStreamSynchronize failed: an illegal memory access was encountered", "application"),
+                           ("cudaMemcpyAsync returned error 214: uncorrectable ECC error encountered", "hardware"),
+                           ("cudaDeviceSynchronize failed: unspecified launch failure", "unknown")):
+        (ev,), _ = _events(line + "\n")
+        assert (ev.kind, ev.category) == ("cuda_error", category), line
