@@ -178,7 +178,7 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             + (f"; {len(hung)} hung task(s)" if hung else "")
             + ("" if only_control else "; servers or network unreachable for many clients"),
             culprits=[f"fs:{fs}" for fs in fss] + _targets(rest) + _down_targets(facts, down_targets)
-            + _lost_servers(facts, rest) + job_culprits(jobs)
+            + _lost_servers(facts, rest) + _failing_servers(facts) + job_culprits(jobs)
             + ([f"node:{n}" for n in sorted(rest)] if only_control else []), evidence=evidence[:6],
             # Only "timed out for slow reply": the servers answer, slowly (an overloaded MDS/OSS): a symptom.
             strength="symptom" if slow_only else "direct",
@@ -270,6 +270,21 @@ def _down_targets(facts: Facts, down: list) -> list[str]:
                 if "-MDT" in target or "-OST" in target:
                     named.append(f"{'mdt' if '-MDT' in target else 'ost'}:{target}")
     return named[:4]
+
+
+_SERVER_NET_DOWN = re.compile(r"starting up LNI|kiblnd_startup|Can't find IB device|Failed to bind \S+ to CMA device|"
+                              r"lnet_startup|No usable routes", re.IGNORECASE)
+"""A Lustre server's own LNet failing to come up on a network (``Error -100 starting up LNI o2ib``): its targets
+are unreachable over that network whatever the clients do."""
+
+
+def _failing_servers(facts: Facts) -> list[str]:
+    """``node:`` culprits for hosts that are not compute nodes whose own kernel log shows LNet failing to start (a
+    storage server back from a reboot with its IB interface renamed or missing)."""
+    compute = set(facts.node_names())
+    hosts = {e.node for e in facts.kernel_events_of("lustre_error")
+             if e.node and e.node not in compute and _SERVER_NET_DOWN.search(e.message)}
+    return [f"node:{h}" for h in sorted(hosts)][:4]
 
 
 def _lost_servers(facts: Facts, per_node: dict[str, list[object]]) -> list[str]:

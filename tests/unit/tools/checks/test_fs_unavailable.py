@@ -303,3 +303,15 @@ def test_nodes_that_cannot_mount_while_the_mgs_is_down_are_drained(make_facts):
                        **{f"kernel/{n}.log": {"node": n} for n in logs})
     (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
     assert not [a for a in f.suggested_actions if a.type == "drain_node"]
+
+
+def test_a_server_whose_own_lnet_fails_to_start_is_named(make_facts):
+    oss = ("[   58.219901] LNetError: 4211:0:(o2iblnd.c:3447:kiblnd_startup()) Can't find IB device ib0\n"
+           "[   58.220113] LNetError: 105-4: Error -100 starting up LNI o2ib\n")
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("lustre/hpcfs/lfs_df.txt", "lfs-df", LFS_DF_ONE_OST_DOWN),
+                       ("kernel/oss7.log", "kernel-log", oss), ("kernel/hgx09.log", "kernel-log", LOST),
+                       ("kernel/hgx10.log", "kernel-log", LOST),
+                       **{"kernel/oss7.log": {"node": "oss7"}, "kernel/hgx09.log": {"node": "hgx09"},
+                          "kernel/hgx10.log": {"node": "hgx10"}})
+    (f,) = [x for x in check_fs_unavailable(facts, FsUnavailableConfig()) if x.root_cause == "storage_unavailable"]
+    assert "node:oss7" in f.culprits and not [a for a in f.suggested_actions if a.type == "drain_node"]
