@@ -21,7 +21,7 @@ from tools.facts.queries import affected_jobs, first_seen, job_nodes, powered_of
 from tools.knowledge.dcgm import IB_COUNTER_FIELDS
 from tools.knowledge.precedence import confidence
 from tools.knowledge.xid import NVLINK_XIDS, xid_class
-from tools.models.findings import Evidence, Finding
+from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import LinkEvent, NetEvent, XidEvent
 from tools.platform import node_ref, take_out_of_service, victims
 
@@ -283,7 +283,10 @@ def check_interconnect_link_down(facts: Facts, cfg: InterconnectConfig) -> list[
             message=f"{len(n.evidence)} link fault event(s) on {node}: {what} (threshold {cfg.min_link_down})",
             culprits=[ref.culprit, *culprits], evidence=n.evidence[:6],
             strength=strength, confidence=confidence(strength, corroborated=len(n.what) >= 2),
-            suggested_actions=take_out_of_service(facts, ref, f"interconnect fault: {what[:80]}") + follow,
+            suggested_actions=take_out_of_service(facts, ref, f"interconnect fault: {what[:80]}") + follow
+            # An NVLink error is the GPU baseboard's: NVIDIA's field diagnostic tells a bad link from a bad GPU.
+            + ([ActionSpec(type="run_gpu_diagnostic", node=node, reason="NVLink errors: dcgmi diag -r 3 (NVLink and "
+                           "GPU tests) before the node returns")] if any(w.startswith("NVLink") for w in n.what) else []),
         ))
     return findings
 

@@ -386,3 +386,10 @@ def test_nvlink_named_xids_on_many_gpus_at_once_are_left_to_the_gpu_check(make_f
     lines = "".join(f"[Thu Aug 20 07:55:11 2026] NVRM: Xid (PCI:0000:{bus}:00): 139, pid=7, name=python3, "
                     "NVLink: TLC RX PRIV Error (0x00000100)\n" for bus in ("18", "2a", "3a", "5d"))
     assert check_interconnect_link_down(_facts(make_facts, "gpu003", lines), InterconnectConfig()) == []
+
+
+def test_an_nvlink_fault_asks_for_the_field_diagnostic_and_an_ib_port_does_not(make_facts):
+    (f,) = check_interconnect_link_down(_facts(make_facts, "gpu003", XID74), InterconnectConfig())
+    assert ("run_gpu_diagnostic", "gpu003") in [(a.type, a.node) for a in f.suggested_actions]
+    (f,) = check_interconnect_link_down(_facts(make_facts, "gpu011", STILL_DOWN), InterconnectConfig())
+    assert "run_gpu_diagnostic" not in [a.type for a in f.suggested_actions]
