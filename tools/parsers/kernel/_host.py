@@ -95,11 +95,14 @@ _BENIGN = re.compile(
     r"\b(?:corrected|correctable|no errors?|0 errors|errors?: 0|recovered|succeeded|successful(?:ly)?|"
     r"error[_ ]?count[=: ]0|ignoring|ignored)\b|^ACPI (?:BIOS )?(?:Error|Warning)|\bACPI Error\b|"
     r"AE_NOT_FOUND|errors=remount-ro|firmware bug|module verification failed|tainting kernel|\[Firmware Bug\]|ERST: Error Record|Spectre|retbleed|mitigation|"
-    r"FWTracer: Events were lost|nv_get_p2p_free_callback.*invalid context",
+    r"FWTracer: Events were lost|nv_get_p2p_free_callback.*invalid context|"
+    r"error status/mask=|^\s*\[\s*\d{1,2}\] \w+\s*(?:\(First\))?\s*$|^[IW]\d{4} \d\d:\d\d:\d\d",
     re.IGNORECASE)
 """Error words that describe something fixed or firmware noise every node prints (ACPI table bugs, mlx5's
 firmware tracer overrunning its buffer, nvidia-peermem's callback after a GPUDirect process freed its
-memory on exit)."""
+memory on exit); the detail lines of a PCIe AER record (``device [15b3:101b] error status/mask=…``, ``[ 0]
+RxErr``), whose header line carries the record's severity; and a Kubernetes component's glog INFO/WARNING lines
+(``I1006 09:10:27 … "Pod admission denied"``: the kubelet's own level says what it is)."""
 
 
 def classify_oom(msg: str) -> Classified | None:

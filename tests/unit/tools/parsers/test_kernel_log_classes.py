@@ -167,3 +167,13 @@ def test_a_daemon_saying_its_disk_is_full_is_an_error_level_line():
     ev = _one("Nov 30 08:29:37 db01 mariadbd[1187]: 2026-11-30  8:29:37 14 [Warning] mariadbd: Disk is full writing "
               "'/var/lib/mysql/mysql-bin.004812' (Errcode: 28 \"No space left on device\"). Waiting for someone to free space...")
     assert (ev.kind, ev.source, ev.node, ev.severity) == ("generic", "mariadbd", "db01", "err")
+
+
+def test_aer_record_details_and_kubelet_info_lines_are_not_error_signals():
+    from tools.parsers.kernel._host import error_level
+    # the header carries the severity; the details of the record repeat it
+    assert not error_level("mlx5_core 0000:81:00.0:   device [15b3:101b] error status/mask=00000001/00000000", None)
+    assert not error_level("mlx5_core 0000:81:00.0:    [ 0] RxErr                  (First)", None)
+    # glog levels: I and W are not errors, E is
+    assert not error_level('I1006 09:10:27.000000   60311 kubelet.go:2347] "Pod admission denied" pod="a/b"', None)
+    assert error_level('E1006 09:10:27.000000   60311 kubelet.go:2347] "Failed to start container" pod="a/b"', None)
