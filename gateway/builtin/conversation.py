@@ -106,6 +106,9 @@ def _expand(prefix: str, ranges: str, limit: int = 64) -> list[str]:
     return out
 
 
+_GPU_MODEL = re.compile(r"^(?:[abhlvtkp]\d{1,3}[sx]?|gb\d{3}|gh\d{3}|mi\d{3}[ax]?|rtx\d{4}|sxm\d|hgx\d?|dgx\d?)$")
+"""GPU models and form factors (``H100``, ``A100``, ``L40S``, ``GB200``, ``MI300X``, ``SXM5``): what the question's
+hardware is, not a host it names."""
 _HOST_RE = re.compile(r"\b([a-z][a-z-]*\d+[a-z0-9-]*)\b", re.IGNORECASE)
 _NAME_RE = re.compile(r"(?<![\w.-])([a-z0-9][a-z0-9.-]*[a-z0-9](?:/[a-z0-9][a-z0-9.-]*[a-z0-9])?)(?![\w-])")
 """Kubernetes-style names (``ml-train/whisper-ft-worker-0``, ``ip-10-42-19-77.ec2.internal``)."""
@@ -127,7 +130,7 @@ def named_entities(question: str) -> set[str]:
               if int(m.group(1).split("_")[0]) < _MAX_JOB_ID
               and not _NOT_AN_ID.search(question[max(0, m.start() - 24):m.start()])
               and not _COUNTED.match(question[m.end():m.end() + 48])}
-    found |= {m.group(1).lower() for m in _HOST_RE.finditer(question)}
+    found |= {h for m in _HOST_RE.finditer(question) if not _GPU_MODEL.match(h := m.group(1).lower())}
     found |= {m.group(1).lower().rstrip(".") for m in _NAME_RE.finditer(question.lower())
               if ("-" in m.group(1) or "/" in m.group(1)) and not _UNIT_RATIO.match(m.group(1))}
     return found

@@ -195,6 +195,8 @@ def test_conversation_reader_and_entities():
     # a quoted allocation size is no job id: by its unit, and by being past Slurm's 32-bit job ids
     assert named_entities("job 8812004 died with 'Out of memory while trying to allocate 16525557760 bytes'") == {"8812004"}
     assert "98765432101" not in named_entities("what is 98765432101 doing")
+    # GPU models are hardware, not hosts
+    assert named_entities("all six H100 nodes and the A100 pool; is gpu017 one of them?") == {"gpu017"}
     # a bracketless host range is its hosts; hyphenated names with numbers stay names
     assert {"gn07", "gn08", "gn09"} <= named_entities("the job on gn07-09 is slow")
     assert "ip-10-42-19-77" in named_entities("pod on ip-10-42-19-77 fails") and "ip-11" not in named_entities(
