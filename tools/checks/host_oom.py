@@ -10,7 +10,7 @@ from tools.facts.queries import affected_jobs, kernel_event_time, pod_of_cgroup
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import OomKillEvent
-from tools.platform import node_ref
+from tools.platform import node_ref, take_out_of_service
 
 __all__ = ["HostOomConfig", "check_node_host_oom", "SERVICE_DAEMONS"]
 
@@ -38,6 +38,13 @@ def _ran_during(facts: Facts, job_id: str, kills: list[OomKillEvent]) -> bool:
     return any(t >= rec.start_time for t in times if t is not None)
 
 
+def _outside(events: list[OomKillEvent]) -> str:
+    """The cgroup of killed processes outside any job (``/system.slice/docker-<id>.scope``), or ''."""
+    outside = [e.task_memcg for e in events if e.task_memcg and "/slurm" not in e.task_memcg and "kubepods" not in e.task_memcg
+               and "/system.slice/" in e.task_memcg and not e.task_memcg.endswith(".service")]
+    return outside[0][:80] if outside else ""
+
+
 def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
     """host_oom per node where the kernel OOM killer fired; sacct OUT_OF_MEMORY jobs corroborate.
 
@@ -45,7 +52,10 @@ def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
     job); sacct job states; squeue/sacct allocations when the kill names no job.
     """
     kills: dict[str, list[OomKillEvent]] = defaultdict(list)
+    node_daemon: dict[str, OomKillEvent] = {}
     for ev in facts.kernel_events_of("oom_kill"):
+        if ev.node and (ev.process or "") == "slurmd":
+            node_daemon.setdefault(ev.node, ev)
         if ev.node and (ev.process or "") not in SERVICE_DAEMONS | RUNTIME_DAEMONS:  # a killed slurmctld is the controller's story
             kills[ev.node].append(ev)
     oom_jobs = {r.job_id for r in facts.acct_jobs() if (r.state or "").startswith("OUT_OF_MEMORY")}
@@ -61,6 +71,22 @@ def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
         jobs = named or [f"{p.namespace}/{p.name}" for p in pods] or [j for j in jobs if j in oom_jobs] or jobs
         evidence: list[Evidence] = [kernel_evidence(e) for e in events[:3]]
         evidence += [Evidence(text=f"sacct: job {j} state OUT_OF_MEMORY", metric="sacct") for j in jobs if j in oom_jobs]
+        if node in node_daemon:
+            # The kernel killed slurmd too: the node no longer answers slurmctld, whoever filled its memory (often a
+            # process outside every job cgroup, e.g. a container started with docker run): drain it, tell the owner.
+            findings.append(Finding(
+                check="node_host_oom", root_cause="node_unresponsive",
+                message=f"the OOM killer ended slurmd on {node} ({len(events)} other kill(s)): the node stopped answering "
+                        "slurmctld; memory was exhausted on the host"
+                        + (f", by processes in {_outside(events)}" if _outside(events) else ""),
+                culprits=[node_ref(facts, node).culprit, *job_culprits(jobs)],
+                evidence=[kernel_evidence(node_daemon[node])] + evidence[:3], strength="direct",
+                confidence=confidence("direct", corroborated=True),
+                suggested_actions=take_out_of_service(facts, node_ref(facts, node), "OOM killer ended slurmd")
+                + [ActionSpec(type="notify_owner", job=j, reason=f"host memory exhausted on {node}; slurmd was killed")
+                   for j in jobs if "/" not in j],
+            ))
+            continue
         findings.append(Finding(
             check="node_host_oom", root_cause="host_oom",
             message=f"{len(events)} OOM-killer kill(s) on {node} (threshold {cfg.min_kills})",

@@ -128,3 +128,25 @@ def test_a_global_oom_on_a_kubernetes_node_names_the_pod_its_cgroup_belongs_to(m
         (f,) = check_node_host_oom(facts, HostOomConfig())
         assert f.culprits == ["pod:research/llm-sft-worker-1", "k8snode:gpu-node-04"]
         assert [(a.type, a.pod, a.namespace) for a in f.suggested_actions] == [("notify_owner", "llm-sft-worker-1", "research")]
+
+
+def test_an_oom_that_killed_slurmd_is_the_node_unresponsive_and_drains_it(make_facts):
+    log = ("Jul 21 14:50:02 cg-17 kernel: oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,"
+           "global_oom,task_memcg=/system.slice/docker-8be1f0c2.scope,task=python3,pid=2088104,uid=0\n"
+           "Jul 21 14:50:02 cg-17 kernel: Out of memory: Killed process 2088104 (python3) total-vm:61882240kB, "
+           "anon-rss:11844012kB, file-rss:91204kB, shmem-rss:2101188kB, UID:0\n"
+           "Jul 21 14:50:58 cg-17 kernel: oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,"
+           "global_oom,task_memcg=/system.slice/slurmd.service,task=slurmd,pid=2841,uid=0\n"
+           "Jul 21 14:50:58 cg-17 kernel: Out of memory: Killed process 2841 (slurmd) total-vm:412880kB, anon-rss:61204kB, "
+           "file-rss:0kB, shmem-rss:0kB, UID:0\n")
+    sinfo = "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\ncpu*         up   infinite      1  down* cg-17\n"
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), ("kernel/cg-17.log", "kernel-log", log),
+                       **{"kernel/cg-17.log": {"node": "cg-17"}})
+    (f,) = check_node_host_oom(facts, HostOomConfig())
+    assert f.root_cause == "node_unresponsive" and "ended slurmd" in f.message and "docker-8be1f0c2" in f.message
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("drain_node", "cg-17")]
+    # without slurmd among the kills it stays a host OOM
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo),
+                       ("kernel/cg-17.log", "kernel-log", "".join(log.splitlines(True)[:2])), **{"kernel/cg-17.log": {"node": "cg-17"}})
+    (f,) = check_node_host_oom(facts, HostOomConfig())
+    assert f.root_cause == "host_oom"
