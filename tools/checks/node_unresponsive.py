@@ -65,6 +65,12 @@ def _crashes(facts: Facts) -> tuple[dict[str, list[HostFaultEvent]], dict[str, s
     return out, parts
 
 
+def _memory_killed_slurmd(facts: Facts, node: str) -> bool:
+    """The kernel's OOM killer ended slurmd there: the memory was the node's jobs' (host_oom names them); resubmitting
+    the job that ran there would fill the next node the same way."""
+    return any(getattr(e, "process", None) == "slurmd" for e in facts.kernel_events_on(node) if e.kind == "oom_kill")
+
+
 def check_node_not_responding(facts: Facts, cfg: UnresponsiveConfig) -> list[Finding]:
     """node_unresponsive per node that is not responding, came back from an unexpected reboot, or whose
     kernel recorded it going down (see the module docstring). Culprits: the node, then its jobs lost with
@@ -114,6 +120,7 @@ def check_node_not_responding(facts: Facts, cfg: UnresponsiveConfig) -> list[Fin
             suggested_actions=([ActionSpec(type="drain_node", node=name,
                                            reason="node crashed or stopped responding" if crashed or rebooted
                                            else "slurmd not responding")] if drain else [])
-            + resubmit_specs(facts, [j for j in jobs if j not in requeued], [name], f"job lost with {name}"),
+            + ([] if _memory_killed_slurmd(facts, name) else
+               resubmit_specs(facts, [j for j in jobs if j not in requeued], [name], f"job lost with {name}")),
         ))
     return findings

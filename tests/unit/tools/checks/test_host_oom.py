@@ -150,3 +150,17 @@ def test_an_oom_that_killed_slurmd_is_the_node_unresponsive_and_drains_it(make_f
                        ("kernel/cg-17.log", "kernel-log", "".join(log.splitlines(True)[:2])), **{"kernel/cg-17.log": {"node": "cg-17"}})
     (f,) = check_node_host_oom(facts, HostOomConfig())
     assert f.root_cause == "host_oom"
+
+
+def test_node_unresponsive_does_not_resubmit_the_job_of_a_node_whose_memory_killed_slurmd(make_facts):
+    from tools.checks.node_unresponsive import UnresponsiveConfig, check_node_not_responding
+    kill = ("Jul 21 14:50:58 cg-17 kernel: Out of memory: Killed process 2841 (slurmd) total-vm:412880kB, "
+            "anon-rss:61204kB, file-rss:0kB, shmem-rss:0kB, UID:0\n")
+    sinfo = "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\ncpu*         up   infinite      1  down* cg-17\n"
+    squeue = ("             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+              "           5121033       cpu  dockjob     anna  R    1:10:00      1 cg-17\n")
+    for log, resubmit in ((kill, False), ("Jul 21 14:50:58 cg-17 kernel: Linux version 5.14\n", True)):
+        facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), ("slurm/squeue.txt", "squeue-text", squeue),
+                           ("kernel/cg-17.log", "kernel-log", log), **{"kernel/cg-17.log": {"node": "cg-17"}})
+        (f,) = check_node_not_responding(facts, UnresponsiveConfig())
+        assert ("resubmit_from_checkpoint" in [a.type for a in f.suggested_actions]) is resubmit
