@@ -14,7 +14,8 @@ from tools.checks.base import CheckConfig, job_culprits, log_evidence
 from tools.facts import Facts
 from tools.facts.queries import job_nodes, same_run_jobs
 from tools.knowledge.precedence import confidence
-from tools.platform import log_owner
+from tools.checks.nccl_endpoints import common_endpoint
+from tools.platform import log_owner, node_ref, take_out_of_service, victims
 from tools.models.findings import ActionSpec, Finding
 from tools.models.logs import JobLogEventBase, NcclRemoteErrorEvent, NcclTimeoutEvent, NetEvent
 
@@ -148,7 +149,27 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
                 suggested_actions=[],
             )
         )
-    return findings
+    return findings + _endpoint_finding(facts, by_job)
+
+
+def _endpoint_finding(facts: Facts, by_job: dict[str, list[JobLogEventBase]]) -> list[Finding]:
+    """interconnect_fault naming the one host every failing RDMA connection involves (nccl_endpoints), with the
+    jobs that logged those failures as its victims: drain it and resubmit them without it."""
+    host = common_endpoint(e.message for events in by_job.values() for e in events if e.kind == "nccl_error")
+    if host is None or facts.node(host) is None and facts.k8s_node(host) is None:
+        return []
+    jobs = [j for j, events in by_job.items() if any(e.kind == "nccl_error" and "GID" in e.message for e in events)]
+    ref = node_ref(facts, host)
+    lost, again = victims(facts, ref, f"RDMA connections to {host} fail", jobs=jobs)
+    quoted = [e for events in by_job.values() for e in events if e.kind == "nccl_error" and "GID" in e.message]
+    return [Finding(
+        check="nccl_collective_failure", root_cause="interconnect_fault",
+        message=f"every failing NCCL connection (queue pair setup timing out) has {host} at one end, from "
+                f"{len({getattr(e, 'file', None) for e in quoted})} log(s): its NIC, cable or switch port, not the "
+                "peers that report it",
+        culprits=[ref.culprit, *lost], evidence=[log_evidence(e) for e in quoted[:4]],
+        strength="symptom", confidence=confidence("symptom", corroborated=True),
+        suggested_actions=take_out_of_service(facts, ref, f"RDMA connections to {host} time out") + again)]
 
 
 _SIGNALLED = (137, 143)  # 128 + SIGKILL, 128 + SIGTERM

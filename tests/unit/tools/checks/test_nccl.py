@@ -186,3 +186,20 @@ def test_a_barrier_timeout_while_a_sibling_pod_failed_its_save_is_not_a_desync(m
     ctx["logs/nlp/bert-master-0/pytorch.log"] = {"job": "nlp/bert-master-0"}
     assert not [x for x in check_nccl_collective_failure(make_facts(*files, **ctx), NcclConfig())
                 if x.root_cause == "user_code_error"]
+
+
+def test_the_host_every_failing_rdma_connection_involves_is_named_and_drained(make_facts):
+    def line(host: str, me: int, peer: int) -> str:
+        return (f"{host}:70388:70459 [3] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed "
+                f"out, on dev mlx5_3:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.3.{me}.1, "
+                f"remote GID ::ffff:10.3.{peer}.1\n")
+    log = line("r-21", 21, 17) + line("r-21", 21, 20) + line("r-20", 20, 21) + line("r-17", 17, 21) + line("r-22", 22, 21)
+    sinfo = "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\ngpu*         up   infinite      4    mix r-[17,20-22]\n"
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), (LOG, "job-log", log), **{LOG: {"job": "74120"}})
+    (f,) = [x for x in check_nccl_collective_failure(facts, NcclConfig()) if "at one end" in x.message]
+    assert f.culprits[0] == "node:r-21" and ("drain_node", "r-21") in [(a.type, a.node) for a in f.suggested_actions]
+    # two pairs that share no single end name nobody
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo),
+                       (LOG, "job-log", line("r-21", 21, 17) + line("r-20", 20, 22) + line("r-17", 17, 22)),
+                       **{LOG: {"job": "74120"}})
+    assert not [x for x in check_nccl_collective_failure(facts, NcclConfig()) if "at one end" in x.message]
