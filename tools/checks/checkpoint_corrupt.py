@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from tools.checks.base import CheckConfig, log_evidence
+from tools.checks.base import CheckConfig, job_culprits, log_evidence
 from tools.facts import Facts
 from tools.facts.queries import job_state, newest_checkpoint, same_run_jobs
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Finding
+from tools.platform import log_owner
 from tools.models.logs import CheckpointEvent, JobLogEventBase
 
 __all__ = ["CheckpointConfig", "check_checkpoint_load_failure"]
@@ -52,11 +53,14 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
             check="checkpoint_load_failure", root_cause="checkpoint_corrupt",
             message=f"job {job}: {len(failures)} checkpoint load failure(s)"
             + (f"; older checkpoint {newest_good} was saved" if newest_good else ""),
-            culprits=[f"job:{job}"],
+            culprits=job_culprits([job]),
             evidence=[log_evidence(e) for e in failures[:3]],
             strength="symptom", confidence=confidence("symptom", corroborated=True),
-            suggested_actions=[ActionSpec(type="resubmit_from_checkpoint", job=job, checkpoint=newest_good,
-                                          reason="newest checkpoint is corrupt; resume from an older verified one")]
+            # A Kubernetes pod restarts by itself onto the same file: its owner points it at the older checkpoint.
+            suggested_actions=[log_owner(facts, job, "newest checkpoint is corrupt (truncated): resume from "
+                                         + (newest_good or "an older verified one"))[1]] if "/" in job else
+            [ActionSpec(type="resubmit_from_checkpoint", job=job, checkpoint=newest_good,
+                        reason="newest checkpoint is corrupt; resume from an older verified one")]
             + [ActionSpec(type="hold_job", job=q, reason=f"queued resume of job {job} would load the same corrupt checkpoint")
                for q in queued[:3]],
         ))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from statistics import median
 
-from tools.checks.base import CheckConfig, log_evidence
+from tools.checks.base import CheckConfig, job_culprits, log_evidence
 from tools.facts import Facts
 from tools.facts.queries import job_nodes
 from tools.knowledge.precedence import confidence
@@ -70,7 +70,7 @@ def check_checkpoint_stall(facts: Facts, cfg: CheckpointStallConfig) -> list[Fin
             message=f"job {job} spends {share:.0%} of its time saving checkpoints: {median(e.save_s or 0 for e in timed):.0f} s "
                     f"per save every {every:.0f} min (threshold {cfg.min_share:.0%}, {cfg.min_save_s:.0f} s)"
                     + (f"; its GPUs idle in {idle:.0%} of samples" if idle is not None else ""),
-            culprits=[f"job:{job}"], evidence=evidence,
+            culprits=job_culprits([job]), evidence=evidence,
             strength="heuristic",
             confidence=confidence("heuristic", corroborated=idle is not None and idle >= cfg.min_share / 2),
             suggested_actions=[ActionSpec(type="notify_owner", job=job, reason=(

@@ -149,7 +149,7 @@ def _windowed(facts: Facts) -> dict[tuple[str, str, str], float]:
     ``rate(x[5m])`` times the window), per (node, counter, port). A counter is cumulative until cleared:
     the growth is what says whether the port is failing now, not the total."""
     out: dict[tuple[str, str, str], float] = {}
-    for name in facts.metric_names():
+    for name in sorted(facts.metric_names()):  # a set: sorted, so the evidence order is the same in every process
         m = _WINDOWED.match(name)
         if not m or m.group(2) not in IB_COUNTER_FIELDS:
             continue

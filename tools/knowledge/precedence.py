@@ -86,7 +86,7 @@ SUPERSEDES: dict[str, tuple[str, ...]] = {
     "job_preempted": ("user_code_error", "scheduler_wait", "timeout_without_checkpoint", "insufficient_gpu_capacity",
                       "interconnect_fault"),  # the recreated pod waits for GPUs; peers' NCCL errors when a rank went
     "job_held": ("scheduler_wait",),
-    "checkpoint_corrupt": ("user_code_error",),
+    "checkpoint_corrupt": ("user_code_error", "crash_loop"),  # a pod restarting onto the same truncated file
     "silent_data_corruption": ("user_code_error", "straggler_node"),
     "image_pull_failure": ("crash_loop",),
 }

@@ -142,3 +142,16 @@ def test_a_checkpoint_saved_as_a_directory_of_shards_is_resumed_as_that_director
     (f,) = check_checkpoint_load_failure(_facts(make_facts, first, second), CheckpointConfig(min_failures=1))
     (resume,) = [a for a in f.suggested_actions if a.type == "resubmit_from_checkpoint"]
     assert resume.checkpoint == "/lustre/lm/vk/cpt/checkpoint-8500"
+
+
+def test_a_pods_corrupt_checkpoint_names_the_pod_and_tells_its_owner(make_facts):
+    import json
+    pods = {"kind": "PodList", "items": [{"metadata": {"name": "sft-master-0", "namespace": "ml"},
+                                          "spec": {"nodeName": "g2"}, "status": {"phase": "Running"}}]}
+    log = ("Loading checkpoint /ckpt/sft/step_42000/model.pt\n"
+           "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory\n")
+    path = "logs/ml/sft-master-0/pytorch.log"
+    facts = make_facts(("k8s/pods.json", "k8s-json", json.dumps(pods)), (path, "job-log", log), **{path: {"job": "ml/sft-master-0"}})
+    (f,) = check_checkpoint_load_failure(facts, CheckpointConfig())
+    assert f.culprits == ["pod:ml/sft-master-0"]
+    assert [(a.type, a.pod, a.namespace) for a in f.suggested_actions] == [("notify_owner", "sft-master-0", "ml")]
