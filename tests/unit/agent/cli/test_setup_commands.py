@@ -52,7 +52,13 @@ def test_completion_completes_commands_and_options(home: Path):
     assert complete("warden dia") == ["diagnose"]
     assert complete("warden gateway k") == ["keys"]
     assert "--output" in complete("warden diagnose --ou")
-    code, out, _ = invoke("--show-completion", "bash")
+    # Typer reads the shell from the process's ancestors unless told not to; a test run with no shell above it (a
+    # detached CI job) would find none. With detection off, --show-completion takes the shell as its value.
+    os.environ["_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"] = "1"
+    try:
+        code, out, _ = invoke("--show-completion", "bash")
+    finally:
+        del os.environ["_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION"]
     assert code == 0 and "_WARDEN_COMPLETE=complete_bash" in out
 
 
