@@ -111,12 +111,17 @@ def check_node_not_responding(facts: Facts, cfg: UnresponsiveConfig) -> list[Fin
             parts.append(f"Slurm requeued {', '.join(requeued[:4])} itself")
         strength = "direct" if crashed else "state"
         drain = node is not None and "DRAIN" not in (node.flags or []) and (node.state or "") != "DRAINED"
+        # Drained by a person with a reason of their own (a PSU fault, a ticket) before it stopped answering, no crash
+        # record and no job lost: the node is already out of service under repair; known, not a new fault.
+        in_repair = node is not None and not drain and not crashed and not jobs and bool(reason) \
+            and not any(w in low for w in (cfg.reason_text, *cfg.reboot_reasons, *cfg.resume_failed_reasons))
         findings.append(Finding(
             check="node_not_responding", root_cause="node_unresponsive",
             message="; ".join(parts),
             culprits=[f"node:{name}", *job_culprits(jobs)],
             evidence=evidence[:5],
-            strength=strength, confidence=confidence(strength, corroborated=bool(jobs) or (bool(crashed) and rebooted)),
+            strength=strength, confidence=confidence(strength, corroborated=bool(jobs) or (bool(crashed) and rebooted),
+                                                     informational=in_repair),
             suggested_actions=([ActionSpec(type="drain_node", node=name,
                                            reason="node crashed or stopped responding" if crashed or rebooted
                                            else "slurmd not responding")] if drain else [])

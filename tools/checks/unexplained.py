@@ -57,6 +57,24 @@ _GPU_KINDS = ("xid", "gpu_driver", "pcie_error", "gpu_stack")
 _GPU_WORDS = re.compile(r"\bCUDA error|\bECC\b|\bXid\b|\bNVML\b|GPU is lost|fallen off the bus", re.IGNORECASE)
 
 
+def _cleared(facts: Facts) -> set[tuple[str | None, int]]:
+    """(file, line) of file-system client errors that a later line of the same log says recovered (``nfs: server
+    X not responding`` then ``nfs: server X OK``; GPFS/BeeGFS connections restored to the same server): the
+    client reported an outage it came through — explained by its own log."""
+    out: set[tuple[str | None, int]] = set()
+    last_ok: dict[tuple[str | None, str], int] = {}
+    events = facts.kernel_events_of("fs_client")
+    for ev in events:
+        server = getattr(ev, "server", None)
+        if server and getattr(ev, "state", None) == "restored":
+            last_ok[(ev.file, server)] = max(last_ok.get((ev.file, server), 0), ev.line)
+    for ev in events:
+        server = getattr(ev, "server", None)
+        if server and getattr(ev, "state", None) != "restored" and last_ok.get((ev.file, server), 0) > ev.line:
+            out.add((ev.file, ev.line))
+    return out
+
+
 def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedConfig | None = None) -> Finding | None:
     """One ``inconclusive`` finding quoting error-level signals on nodes and jobs no finding names
     (kernel/syslog lines nobody classified, unknown Xids, uncorrected PCIe errors, failing daemons, error
@@ -70,10 +88,11 @@ def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedC
     evidence: list[Evidence] = []
     nodes: dict[str, int] = {}
     gpu_signal_nodes: dict[str, None] = {}
+    cleared = _cleared(facts)
     for ev in facts.kernel_events:
         if isinstance(ev, XidEvent) and xid_class(ev.xid) == "application" and ev.file in app_files:
             continue
-        if ev.node and ev.node not in named and node_signal(ev):
+        if ev.node and ev.node not in named and node_signal(ev) and (ev.file, ev.line) not in cleared:
             nodes[ev.node] = nodes.get(ev.node, 0) + 1
             if ev.kind in _GPU_KINDS or _GPU_WORDS.search(ev.message):
                 gpu_signal_nodes[ev.node] = None

@@ -150,3 +150,19 @@ def test_a_node_power_saving_woke_that_never_registered_is_drained(make_facts):
     # powered-down idle nodes with no such reason are power saving at work: nothing
     facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo.replace("down~ dgx21", "idle~ dgx21")))
     assert check_node_not_responding(facts, UnresponsiveConfig()) == []
+
+
+def test_a_node_a_person_drained_for_repair_that_stops_answering_is_informational(make_facts):
+    from tools.knowledge.precedence import INFORMATIONAL
+    sinfo = ("PARTITION   AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+             "gpu*           up 2-00:00:00      1  drain* dgx21\n")
+    reasons = ("REASON                                             USER      TIMESTAMP           NODELIST\n"
+               "PSU fault, vendor SR 1182                          root      2026-03-04T06:00:00 dgx21\n")
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), ("slurm/sinfo_R.txt", "sinfo-reasons-text", reasons))
+    (f,) = check_node_not_responding(facts, UnresponsiveConfig())
+    assert f.confidence == INFORMATIONAL and f.suggested_actions == []
+    # the same state with slurmctld's own reason is a node that went away: a fault
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo),
+                       ("slurm/sinfo_R.txt", "sinfo-reasons-text", reasons.replace("PSU fault, vendor SR 1182 ", "Not responding           ")))
+    (f,) = check_node_not_responding(facts, UnresponsiveConfig())
+    assert f.confidence > INFORMATIONAL

@@ -53,3 +53,14 @@ def test_a_jobs_gpu_error_with_clean_node_records_is_inconclusive_with_a_diagnos
     facts = make_facts(*files[:3], **meta)
     (g,) = check_gpu_xid(facts, XidConfig())
     assert g.culprits[0] == "node:a100-11"
+
+
+def test_an_nfs_outage_the_client_came_through_is_explained_by_its_own_log(make_facts):
+    from tools.checks.unexplained import unexplained_signals
+    down = "[Thu Apr  9 02:03:41 2026] nfs: server home01 not responding, still trying\n"
+    back = "[Thu Apr  9 02:05:16 2026] nfs: server home01 OK\n"
+    facts = make_facts(("kernel/cn3.log", "kernel-log", down * 2 + back), **{"kernel/cn3.log": {"node": "cn3"}})
+    assert unexplained_signals(facts, []) is None
+    # still not responding at the end of the log: an outage nobody explained
+    facts = make_facts(("kernel/cn3.log", "kernel-log", back + down), **{"kernel/cn3.log": {"node": "cn3"}})
+    assert unexplained_signals(facts, []) is not None
