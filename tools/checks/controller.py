@@ -141,7 +141,7 @@ def _failing_control_hosts(facts: Facts) -> list[KernelEvent]:
         for e in facts.kernel_events_on(host):
             low = e.message.lower()
             source = (e.source or "").lower()
-            auth = source.startswith(_AUTH_DAEMONS) or low.startswith(("munge.service", "munged")) or "munge" in low
+            auth = source.startswith(_AUTH_DAEMONS) or "munge" in low  # munged's lines, munge.service, slurmctld's
             fatal = (source.startswith(("slurmctld", "slurmdbd")) and any(w in low for w in _DAEMON_FATAL)) or (
                 source.startswith("systemd") and any(u in low for u in _CONTROL_UNITS) and "fail" in low)
             if any(w in low for w in CREDENTIAL_TIME):

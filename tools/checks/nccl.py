@@ -158,10 +158,10 @@ def _endpoint_finding(facts: Facts, by_job: dict[str, list[JobLogEventBase]]) ->
     host = common_endpoint(e.message for events in by_job.values() for e in events if e.kind == "nccl_error")
     if host is None or facts.node(host) is None and facts.k8s_node(host) is None:
         return []
-    jobs = [j for j, events in by_job.items() if any(e.kind == "nccl_error" and "GID" in e.message for e in events)]
+    quoted = [e for events in by_job.values() for e in events if e.kind == "nccl_error" and "GID" in e.message]
+    jobs = list(dict.fromkeys(e.job for e in quoted if e.job))
     ref = node_ref(facts, host)
     lost, again = victims(facts, ref, f"RDMA connections to {host} fail", jobs=jobs)
-    quoted = [e for events in by_job.values() for e in events if e.kind == "nccl_error" and "GID" in e.message]
     return [Finding(
         check="nccl_collective_failure", root_cause="interconnect_fault",
         message=f"every failing NCCL connection (queue pair setup timing out) has {host} at one end, from "

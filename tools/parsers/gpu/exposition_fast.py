@@ -22,7 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tools.errors import ParseError
 from tools.models.gpu import MetricSample
-from tools.models.gpu_columns import SampleBlock, SeriesKey
+from tools.models.gpu_columns import SampleBlock, SeriesKey, make_sample
 
 __all__ = ["wanted_samples", "plain_page_blocks", "line_samples", "bad_line_error", "sample", "instance_host", "DCGM_BLANK_MIN"]
 
@@ -37,16 +37,9 @@ _new = object.__new__
 _set = object.__setattr__
 
 
-def sample(name: str, labels: dict[str, str], value: float, ts: float | None, node: str | None,
-           gpu: str | None) -> MetricSample:
-    """A MetricSample from values already typed by the parser (no validation, no copy of ``labels``,
-    which the samples of one GPU share; nothing may mutate it)."""
-    m = _new(MetricSample)
-    _set(m, "__dict__", {"name": name, "labels": labels, "value": value, "timestamp_s": ts, "node": node, "gpu": gpu})
-    _set(m, "__pydantic_fields_set__", _FIELDS)
-    _set(m, "__pydantic_extra__", None)
-    _set(m, "__pydantic_private__", None)
-    return m
+sample = make_sample
+"""A MetricSample from values already typed by the parser (no validation, no copy of ``labels``, which the samples
+of one GPU share; nothing may mutate it): the columns' own constructor."""
 
 
 def instance_host(instance: str | None) -> str | None:
