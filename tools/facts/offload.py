@@ -5,7 +5,7 @@ nodes' kernel logs take about as long to parse as the nodes' DCGM pages. They ar
 machine with two or more CPUs one forked worker parses them while this process parses the DCGM pages;
 the worker's records come back pickled and are used in the artifacts' order, so the facts are exactly
 those of parsing in-process. Small snapshots (every bundled incident, every test fixture) never start
-the worker: only an artifact of ``MIN_BYTES`` (8 MB) or more of a format in ``HEAVY_FORMATS`` does.
+the worker: only an artifact of ``MIN_BYTES`` (512 KB) or more of a format in ``HEAVY_FORMATS`` does.
 
 Whatever goes wrong on the worker's side (a parse error, a record or exception that does not pickle, a
 worker that died or does not answer in ``TIMEOUT_S``) is answered by parsing that artifact here again, so
@@ -32,10 +32,11 @@ HEAVY_FORMATS = frozenset({"scontrol-job-text", "scontrol-node-text", "sacct-tex
 """Formats whose one large file is parsed in the worker (few records per byte: cheap to send back)."""
 BATCH_FORMATS = frozenset({"kernel-log"})
 """Formats of many small files (one per node), sent to a started worker in batches."""
-MIN_BYTES = 8 << 20
-"""An artifact of a heavy format at least this large starts the worker: 10,000 nodes print a 43 MB
-``scontrol show job``; at 1,000 nodes (4 MB) the worker cost more wall time than it saved (bench/README.md),
-and the largest bundled incident's file is far below."""
+MIN_BYTES = 512 << 10
+"""An artifact of a heavy format at least this large starts the worker: 1,000 nodes print an 0.8 MB
+``scontrol show node`` (the first Slurm file of a snapshot), where the worker halves the facts' wall time on
+two free cores (bench/README.md, fifth pass); 100 nodes (80 KB) and the largest bundled incident's file
+(under 100 KB) stay in process."""
 BATCH_BYTES = 1 << 20
 """Bytes of batch-format files sent to the worker as one task."""
 TIMEOUT_S = 300.0

@@ -16,9 +16,9 @@ Shapes understood (the rest of the line is the message)::
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
-__all__ = ["Prefix", "split_prefix", "LEVELS"]
+__all__ = ["Prefix", "split_prefix", "split_prefix_reference", "LEVELS"]
 
 LEVELS = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
 """syslog priorities 0-7 by number."""
@@ -39,11 +39,15 @@ _PATTERNS = [
     re.compile(r"^(?P<ts>\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? \d{4}): (?P<msg>.*)$"),
 ]
 _GPFS_TAG = re.compile(r"^\[(?P<l>[INWEXD])\] ")
+_DMESG_T = _PATTERNS[1]
+_BRACKET = (_PATTERNS[0], _PATTERNS[1])
+"""The patterns a line starting with ``[`` can match (no facility:level, no ``<PRI>`` before it)."""
+_ANGLE = (_PATTERNS[0], _PATTERNS[4])
+"""The patterns a line starting with ``<`` can match."""
 
 
-@dataclass(frozen=True)
-class Prefix:
-    """What a line's prefix says."""
+class Prefix(NamedTuple):
+    """What a line's prefix says (a tuple: one is made per candidate line, 130,000 at 10,000 nodes)."""
 
     timestamp: str | None
     host: str | None
@@ -65,6 +69,42 @@ def _source(tag: str | None) -> str:
 
 def split_prefix(line: str) -> Prefix:
     """Split one raw line into its prefix parts and message (see module docstring)."""
+    # Only the dmesg shapes can start with "[" and only they and RFC 5424 with "<" (every other pattern
+    # needs a word or digit character first), so those lines try those patterns alone; the rest try all.
+    first = line[:1]
+    patterns = _BRACKET if first == "[" else _ANGLE if first == "<" else _PATTERNS
+    for rx in patterns:
+        m = rx.match(line)
+        if m is None:
+            continue
+        if rx is _DMESG_T and m.group("lvl") is None:  # the commonest shape (dmesg -T): no tag, no priority
+            msg = m.group("msg").strip()
+            if msg[:1] == "[":
+                return _gpfs(m.group("ts"), None, None, "kernel", None, msg)
+            return Prefix(m.group("ts"), None, "kernel", None, msg, False)
+        g = m.groupdict()
+        msg = g["msg"].strip()
+        level = g.get("lvl")
+        if level == "warn":
+            level = "warning"
+        if g.get("pri"):
+            level = LEVELS[int(g["pri"]) % 8]
+        return _gpfs(g["ts"], g.get("host"), g.get("tag"), _source(g.get("tag")), level, msg)
+    return Prefix(None, None, "kernel", None, line.strip(), line[:1].isspace())
+
+
+def _gpfs(ts: str | None, host: str | None, tag: str | None, source: str, level: str | None, msg: str) -> Prefix:
+    gp = _GPFS_TAG.match(msg)
+    if gp:  # GPFS severity tags [I]/[N]/[W]/[E]/[X]
+        level = level or _GPFS_LEVEL[gp["l"]]
+        if source == "kernel" and tag is None:
+            source = "mmfs"
+        msg = msg[gp.end():]
+    return Prefix(ts, host, source, level, msg, False)
+
+
+def split_prefix_reference(line: str) -> Prefix:
+    """``split_prefix`` as it read every line before its fast paths (what tests compare it with)."""
     for rx in _PATTERNS:
         m = rx.match(line)
         if not m:
