@@ -99,7 +99,13 @@ def main() -> None:
     # Warden uses no pydantic plugins; looking for them scans every installed distribution's entry
     # points at the first model (~0.1 s). PYDANTIC_DISABLE_PLUGINS="" in the environment turns them back on.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    app()
+    from agent.cli.startup import exit_process, short_lived
+
+    short_lived()
+    try:
+        app()
+    except SystemExit as e:  # every run ends here (agent.cli.lazy): exit without the interpreter's teardown
+        exit_process(e.code)
 
 
 if __name__ == "__main__":

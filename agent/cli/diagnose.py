@@ -12,6 +12,7 @@ from rich.text import Text
 from agent.cli.errors import warden_errors
 from agent.cli.gateway_option import GatewayConfigOption
 from agent.cli.render import JsonOption, Output, OutputOption, emit_diagnosis, pick_output
+from agent.cli.startup import import_phase
 from agent.render import clean_line, evidence_root
 from gateway.config import BUILTIN_MODEL
 
@@ -50,8 +51,9 @@ def diagnose_cmd(
     fmt = pick_output(output, json_out)
     err = Console(stderr=True, highlight=False)
     with warden_errors():
-        from agent.diagnose import diagnose_path  # the agent stack: imported only by the commands that run it
-        from agent.store import RunStore
+        with import_phase():
+            from agent.diagnose import diagnose_path  # the agent stack: imported only by the commands that run it
+            from agent.store import RunStore
 
         if live or path is None:
             from agent.live.cli_support import live_diagnose_fn  # the live collector, only for --live

@@ -25,6 +25,7 @@ from typer import _click as click  # typer 0.29 carries its own copy of click (p
 from typer.core import TyperCommand, TyperGroup
 
 from agent.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, print_error, report
+from agent.cli.startup import import_phase
 
 __all__ = ["LazyCommand", "LazyGroup", "terminal_help", "first_sentence", "click"]
 
@@ -77,7 +78,8 @@ def _tidy(cmd: click.Command) -> click.Command:
 def load_command(entry: LazyCommand) -> click.Command:
     """Import ``entry.target`` and turn it into a click command named ``entry.name``."""
     module, _, attr = entry.target.partition(":")
-    obj = getattr(importlib.import_module(module), attr)
+    with import_phase():
+        obj = getattr(importlib.import_module(module), attr)
     if isinstance(obj, typer.Typer):
         cmd = typer.main.get_group(obj)
     else:

@@ -18,14 +18,11 @@ REPO = Path(__file__).resolve().parents[4]
 AGENT_STACK = ("pydantic_ai", "openai", "gateway.app", "gateway.client", "agent.diagnose", "agent.limits",
                "cedarpy", "kubernetes", "fabric", "uvicorn")
 _PROBE = """
-import json, sys
+import atexit, json, sys
 sys.argv = ["warden", *json.loads(sys.argv[1])]
+atexit.register(lambda: print("\\n@@" + json.dumps(sorted(sys.modules))))  # the first registered runs last
 from agent.cli.app import main
-try:
-    main()
-except SystemExit as e:
-    code = e.code
-print("\\n@@" + json.dumps({"code": code, "modules": sorted(sys.modules)}))
+main()
 """
 
 
@@ -34,8 +31,7 @@ def _run(args: list[str], home: Path) -> tuple[int, set[str], str]:
     proc = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(args)], env=env, capture_output=True, text=True,
                           timeout=120)
     out, _, tail = proc.stdout.rpartition("\n@@")
-    data = json.loads(tail)
-    return data["code"], set(data["modules"]), out
+    return proc.returncode, set(json.loads(tail)), out
 
 
 @pytest.fixture(scope="module")
