@@ -23,7 +23,7 @@ from tools.checks.gpu_access_lost import host_sees_gpus
 from tools.checks.gpu_peers import node_values
 from tools.facts import Facts
 from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_event_time, printed_on, rank_node
-from tools.knowledge.dcgm import NON_INTERRUPTING_FIELDS, XID_FIELD, gpu_fault_samples
+from tools.knowledge.dcgm import GPU_FAULT_FIELDS, NON_INTERRUPTING_FIELDS, XID_FIELD, gpu_fault_samples
 from tools.knowledge.precedence import confidence
 from tools.knowledge.xid import HARDWARE_XIDS, NON_INTERRUPTING_XIDS, RECOVERY_XID, describe_xid, recovery_action, xid_class
 from tools.models.dcgm_diag import DcgmDiagReport
@@ -219,12 +219,40 @@ def _shared_cause(name: str, n: _Node, burst: tuple[int, int] | None, culprit: s
         culprits=[culprit], evidence=n.direct[:4], strength="heuristic", confidence=0.5, suggested_actions=[])
 
 
+def _kernel_silent(facts: Facts, node: str) -> bool:
+    """The node's kernel log was read and holds no Xid, lost-GPU or ECC line."""
+    kernel_read = node in facts.cached("kernel_log_nodes", lambda: {a.node for a in facts.artifacts
+                                                                    if a.format == "kernel-log" and a.node})
+    return kernel_read and not any(ev.kind in ("xid", "fallen_off_bus", "gpu_ecc") for ev in facts.kernel_events_on(node))
+
+
+_DBE_LABELS = frozenset(GPU_FAULT_FIELDS[f] for f in ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_DEV",
+                                                      "DCGM_FI_DEV_ECC_DBE_VOL_DRAM"))
+
+
+def _counter_only(facts: Facts, name: str, n: _Node, jobs: list[str]) -> Finding | None:
+    """inconclusive: the only sign is a volatile DBE counter, while the driver logged nothing (uncorrectable DRAM
+    errors are reported as Xid 48 / 94 / 95 and start a row remap, NVIDIA's memory error management guide), no
+    row remap is pending or failed, and every job on the node is still running: counter and driver disagree,
+    and no work is shown lost — a reading to confirm before a node leaves service, not a fault."""
+    if n.from_kernel or n.symptoms or not n.what or not n.what <= _DBE_LABELS or not _kernel_silent(facts, name):
+        return None
+    if any(job_state(facts, j) not in ("RUNNING", "COMPLETING", "SUSPENDED") for j in jobs):
+        return None
+    return Finding(
+        check="gpu_xid", root_cause="inconclusive",
+        message=f"{name}: a volatile uncorrectable (DBE) ECC count with no Xid 48/94/95 in the node's kernel log, no "
+                "row remap pending or failed, and its jobs still running — the counter and the driver disagree; read "
+                "next: nvidia-smi -q -d ECC,ROW_REMAPPER, dcgmi diag -r 3 once the node is idle, the full kernel log "
+                "since boot",
+        culprits=[node_ref(facts, name).culprit], evidence=n.direct[:4], strength="heuristic", confidence=0.5,
+        suggested_actions=[])
+
+
 def _records_clean(facts: Facts, node: str) -> bool:
     """The node's kernel log was read and holds no Xid, lost GPU or ECC line, and DCGM's uncorrectable-ECC
     counters were read and are all zero: a job's "uncorrectable ECC error" is then not corroborated."""
-    kernel_read = node in facts.cached("kernel_log_nodes", lambda: {a.node for a in facts.artifacts
-                                                                    if a.format == "kernel-log" and a.node})
-    if not kernel_read or any(ev.kind in ("xid", "fallen_off_bus", "gpu_ecc") for ev in facts.kernel_events_on(node)):
+    if not _kernel_silent(facts, node):
         return False
     dbe = [v for name in ("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_DEV")
            for v in node_values(facts, name).get(node, ())]
@@ -297,6 +325,9 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
             or "GPU hardware errors"
         jobs = [j for j in affected_jobs(facts, [name]) if not _ended_before(facts, j, n.first)]
         jobs += [j for j in n.jobs if j not in jobs]
+        if (unsure := _counter_only(facts, name, n, jobs)) is not None:
+            findings.append(unsure)
+            continue
         if not n.interrupting:  # the fault waits for a reset: running work goes on and is nobody's victim
             jobs = [j for j in jobs if job_state(facts, j) not in ("RUNNING", "COMPLETING", "SUSPENDED")]
         reason = f"GPU hardware fault ({clip(what, 80)})"

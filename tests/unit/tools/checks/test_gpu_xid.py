@@ -181,3 +181,31 @@ def test_xid8_for_different_programs_on_one_gpu_and_a_failed_dcgmi_diag_are_the_
         diag = make_facts(("gpu/diag.json", "dcgmi-diag-json", (fixtures / name).read_text()),
                           **{"gpu/diag.json": {"node": "gpu017"}})
         assert [g.root_cause for g in check_gpu_xid(diag, XidConfig())] == causes, name
+
+
+def test_a_dbe_counter_the_driver_never_logged_with_work_running_on_is_inconclusive(make_facts):
+    benign = "[Mon Mar  4 09:00:00 2026] mlx5_core 0000:3b:00.0: Port module event: module 0, Cable plugged\n"
+    xid48 = ("[Mon Mar  4 10:01:02 2026] NVRM: Xid (PCI:0000:18:00): 48, pid=1234, name=python, "
+             "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at partition 1.\n")
+    failed = SQUEUE.replace("alice  R", "alice  F")
+
+    def facts(kernel: str | None, queue: str = SQUEUE):
+        files = [("slurm/squeue.txt", "squeue-text", queue), ("gpu/gpu017.prom", "dcgm-prometheus-text", _dbe([0, 1, 0]))]
+        meta = {"gpu/gpu017.prom": {"node": "gpu017"}}
+        if kernel is not None:
+            files.append(("kernel/gpu017.log", "kernel-log", kernel))
+            meta["kernel/gpu017.log"] = {"node": "gpu017"}
+        return make_facts(*files, **meta)
+
+    (f,) = check_gpu_xid(facts(benign), XidConfig())
+    assert f.root_cause == "inconclusive" and f.culprits == ["node:gpu017"] and f.suggested_actions == []
+    assert "no Xid 48/94/95" in f.message
+    # the driver logged the DBE: the GPU's fault, drained as usual
+    (g,) = check_gpu_xid(facts(benign + xid48), XidConfig())
+    assert g.root_cause == "gpu_hardware_fault" and any(a.type == "drain_node" for a in g.suggested_actions)
+    # a job on the node failed: work was lost, the counter is believed
+    (h,) = check_gpu_xid(facts(benign, failed), XidConfig())
+    assert h.root_cause == "gpu_hardware_fault"
+    # the kernel log was not read: nothing contradicts the counter
+    (k,) = check_gpu_xid(facts(None), XidConfig())
+    assert k.root_cause == "gpu_hardware_fault"
