@@ -3,7 +3,7 @@
 Sources, strongest first: NVRM kernel lines (hardware Xids of NVIDIA's catalogue, a GPU fallen off the bus
 with or without the Xid line, ECC / row-remap text, Xid 154 asking for a reset), DCGM fault fields
 (tools.knowledge.dcgm: volatile DBE, retired pages pending, row-remap failure, the Xid counter), nvidia-smi
-reporting a GPU it cannot reach, Kubernetes node events naming an Xid, and CUDA errors in a job log that
+reporting a GPU it cannot reach, amdgpu's uncorrectable-memory and failed-reset lines (tools.knowledge.amd_gpu), Kubernetes node events naming an Xid, and CUDA errors in a job log that
 say the hardware failed (uncorrectable ECC, no device) attributed to the node that printed them. The
 culprit and the action follow the platform (tools.platform): drain + resubmit on Slurm, cordon on
 Kubernetes.
@@ -23,6 +23,7 @@ from tools.checks.gpu_access_lost import host_sees_gpus
 from tools.checks.gpu_peers import node_values
 from tools.facts import Facts
 from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_event_time, printed_on, rank_node
+from tools.knowledge.amd_gpu import amd_gpu_fault
 from tools.knowledge.dcgm import GPU_FAULT_FIELDS, NON_INTERRUPTING_FIELDS, XID_FIELD, gpu_fault_samples
 from tools.knowledge.precedence import confidence
 from tools.knowledge.xid import HARDWARE_XIDS, NON_INTERRUPTING_XIDS, RECOVERY_XID, describe_xid, recovery_action, xid_class
@@ -109,6 +110,19 @@ def _kernel(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
         when = kernel_event_time(facts, ev)
         if when is not None and (n.first is None or when < n.first):
             n.first = when
+
+
+def _amd(facts: Facts, nodes: dict[str, _Node]) -> None:
+    """amdgpu's own fault lines (tools.knowledge.amd_gpu), kept by the kernel parser as generic error lines."""
+    for ev in facts.kernel_events_of("generic"):
+        if ev.node and (label := amd_gpu_fault(ev.message)):
+            n = nodes[ev.node]
+            n.direct.append(kernel_evidence(ev))
+            n.what.add(label)
+            n.from_kernel = n.interrupting = True
+            when = kernel_event_time(facts, ev)
+            if when is not None and (n.first is None or when < n.first):
+                n.first = when
 
 
 def _metrics(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
@@ -305,6 +319,7 @@ def check_gpu_xid(facts: Facts, cfg: XidConfig) -> list[Finding]:
     """
     nodes: dict[str, _Node] = defaultdict(_Node)
     _kernel(facts, cfg, nodes)
+    _amd(facts, nodes)
     _metrics(facts, cfg, nodes)
     _k8s_events(facts, cfg, nodes)
     _diag(facts, nodes)

@@ -209,3 +209,19 @@ def test_a_dbe_counter_the_driver_never_logged_with_work_running_on_is_inconclus
     # the kernel log was not read: nothing contradicts the counter
     (k,) = check_gpu_xid(facts(None), XidConfig())
     assert k.root_cause == "gpu_hardware_fault"
+
+
+def test_amdgpu_uncorrectable_hbm_errors_and_failed_resets_are_the_gpu_but_page_faults_are_not(make_facts):
+    umc = ("[Wed Jun  3 06:57:51 2026] amdgpu 0000:75:00.0: amdgpu: socket: 1, die: 0, 1 new uncorrectable hardware "
+           "errors detected in UMC block\n")
+    reset = "[ 812.114] amdgpu 0000:9e:00.0: amdgpu: ASIC reset failed with error, -62 for drm dev, 0000:9e:00.0\n"
+    vm_fault = ("[ 812.114] amdgpu 0000:9e:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:24 vmid:8 pasid:32770, "
+                "for process python pid 4101)\n")
+    for text, label in ((umc, "uncorrectable HBM (UMC)"), (reset, "reset failed")):
+        facts = make_facts(("slurm/squeue.txt", "squeue-text", SQUEUE), ("kernel/gpu017.log", "kernel-log", text),
+                           **{"kernel/gpu017.log": {"node": "gpu017"}})
+        (f,) = check_gpu_xid(facts, XidConfig())
+        assert f.root_cause == "gpu_hardware_fault" and label in f.message and f.culprits[:2] == ["node:gpu017", "job:4242"]
+        assert any(a.type == "drain_node" and a.node == "gpu017" for a in f.suggested_actions)
+    quiet = make_facts(("kernel/gpu017.log", "kernel-log", vm_fault), **{"kernel/gpu017.log": {"node": "gpu017"}})
+    assert check_gpu_xid(quiet, XidConfig()) == []  # a program's bad address, not the GPU
