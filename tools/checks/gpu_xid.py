@@ -26,7 +26,7 @@ from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_even
 from tools.knowledge.amd_gpu import amd_gpu_fault
 from tools.knowledge.dcgm import GPU_FAULT_FIELDS, NON_INTERRUPTING_FIELDS, XID_FIELD, gpu_fault_samples
 from tools.knowledge.precedence import confidence
-from tools.knowledge.xid import HARDWARE_XIDS, NON_INTERRUPTING_XIDS, RECOVERY_XID, describe_xid, recovery_action, xid_class
+from tools.knowledge.xid import HARDWARE_XIDS, NON_INTERRUPTING_XIDS, RECOVERY_XID, REBOOT_XIDS, describe_xid, recovery_action, xid_class
 from tools.models.dcgm_diag import DcgmDiagReport
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import CudaErrorEvent, XidEvent
@@ -56,7 +56,9 @@ class _Node:
     first: datetime | None = None
     jobs: list[str] = field(default_factory=list)
     reboot: bool = False
-    """Xid 154 asks for a node reboot (or a drain and reset): the node's work must leave before that."""
+    """Xid 154 asks for a node reboot (or a drain and reset), or an Xid whose remedy is a reboot (REBOOT_XIDS): the
+    node's work must leave before that (tools.platform.evacuate: drain_k8s_node on Kubernetes, nothing more on
+    Slurm)."""
     xids: list[tuple[str, int, datetime | None]] = field(default_factory=list)
     """(GPU PCI address, Xid, when) of each hardware Xid from the kernel log."""
     from_kernel: bool = False
@@ -100,12 +102,14 @@ def _kernel(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
         else:
             # "fallen off the bus" is Xid 79 in NVIDIA's catalogue: one label, whichever line said it.
             label = "Xid 79" if ev.kind == "fallen_off_bus" else "uncorrectable ECC"
+            nodes[ev.node].reboot |= ev.kind == "fallen_off_bus"
         n = nodes[ev.node]
         n.direct.append(kernel_evidence(ev))
         n.what.add(label)
         n.from_kernel = True
         if isinstance(ev, XidEvent):
             n.xids.append((ev.pci or "", ev.xid, kernel_event_time(facts, ev)))
+            n.reboot |= ev.xid in REBOOT_XIDS
         n.interrupting |= not (isinstance(ev, XidEvent) and ev.xid in NON_INTERRUPTING_XIDS)
         when = kernel_event_time(facts, ev)
         if when is not None and (n.first is None or when < n.first):
@@ -132,6 +136,7 @@ def _metrics(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
         nodes[s.node or ""].what.add(label)
         nodes[s.node or ""].interrupting |= not (s.name in NON_INTERRUPTING_FIELDS or
                                                  (s.name == XID_FIELD and int(s.value) in NON_INTERRUPTING_XIDS))
+        nodes[s.node or ""].reboot |= s.name == XID_FIELD and int(s.value) in REBOOT_XIDS
     for g in facts.gpu_status:
         if g.node and g.lost:
             nodes[g.node].direct.append(Evidence(text=clip(f"nvidia-smi on {g.node}: GPU {g.pci_bus_id or g.index} "
@@ -168,6 +173,7 @@ def _k8s_events(facts: Facts, cfg: XidConfig, nodes: dict[str, _Node]) -> None:
             nodes[host].direct.append(Evidence(text=clip(f"{e.reason or ''} {e.message}"), file=e.file, line=e.line))
             nodes[host].what.add(f"Xid {m.group(1)}")
             nodes[host].interrupting |= int(m.group(1)) not in NON_INTERRUPTING_XIDS
+            nodes[host].reboot |= int(m.group(1)) in REBOOT_XIDS
 
 
 def _cuda_errors(facts: Facts, nodes: dict[str, _Node]) -> None:

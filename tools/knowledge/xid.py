@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Literal
 
 __all__ = ["XidClass", "XID_CLASSES", "xid_class", "HARDWARE_XIDS", "NVLINK_XIDS", "APPLICATION_XIDS",
-           "MEMORY_XIDS", "NON_INTERRUPTING_XIDS", "RECOVERY_XID", "recovery_action", "XID_MEANINGS", "describe_xid"]
+           "MEMORY_XIDS", "NON_INTERRUPTING_XIDS", "REBOOT_XIDS", "RECOVERY_XID", "recovery_action", "XID_MEANINGS", "describe_xid"]
 
 XidClass = Literal["hardware", "nvlink", "application", "recovery", "unknown"]
 
@@ -35,6 +35,12 @@ NON_INTERRUPTING_XIDS = frozenset({63, 92})
 """Xids that record a fault without stopping the work on the GPU: a row remap (or page retirement) pending
 until the next GPU reset (63) and a high single-bit ECC rate (92). The GPU is taken out of service for new
 work and reset when idle; the running job is not a victim and is not resubmitted."""
+REBOOT_XIDS = frozenset({79})
+"""Hardware Xids whose catalogue resolution is a node reboot (RESTART_BM): a GPU fallen off the bus does not
+come back with a GPU reset. Like Xid 154's "Node Reboot Required", the node's work leaves first (on
+Kubernetes: drained). Xids that need only a GPU reset (RESET_GPU: 48, 62, 95, 119 ...) do not drain the whole
+node, as NVML's own recovery actions tell a plain GPU reset from "drain and reset": the node is kept from new
+work and the GPU's own pods are moved."""
 RECOVERY_XID = 154
 """``GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)``: the driver asks for a reset
 or reboot after earlier errors."""

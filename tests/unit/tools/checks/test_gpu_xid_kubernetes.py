@@ -12,6 +12,7 @@ FIX = Path(__file__).parents[3] / "fixtures"
 NODES = (FIX / "k8s-json" / "1.29-nodelist-gpu.json").read_text()
 PODS = (FIX / "k8s-json" / "1.29-podlist-problems.json").read_text()
 XID79 = "[Wed Mar  4 06:28:11 2026] NVRM: Xid (PCI:0000:20:1d): 79, pid=219, name=python3, GPU has fallen off the bus.\n"
+XID62 = "[Wed Mar  4 06:28:11 2026] NVRM: Xid (PCI:0000:20:1d): 62, pid=219, name=python3, Internal micro-controller halt\n"
 XID13 = "[Wed Mar  4 06:28:11 2026] NVRM: Xid (PCI:0000:20:1d): 13, pid=219, name=python3, Graphics Exception\n"
 KERNEL = "kernel/gpu-a100-01.log"
 
@@ -40,10 +41,11 @@ def test_xid79_on_a_kubernetes_node_names_node_and_gpu_pods_and_cordons(make_fac
     assert f.root_cause == "gpu_hardware_fault" and f.strength == "direct"
     assert f.culprits == ["k8snode:gpu-a100-01", "pod:ml-team/resnet-train-7d9c6b5f4-x2kqp", "pod:research/dpo-13b-worker-2"]
     assert "Xid 79 (fallen off the bus) (threshold 1)" in f.message
-    # Never a Slurm action on a Kubernetes node: cordon, and no drain or resubmit; the worker crash-looping
-    # (the resnet ReplicaSet pod) is evicted so its controller places it elsewhere.
+    # Never a Slurm action on a Kubernetes node: cordon, and no Slurm drain or resubmit; Xid 79 needs a node
+    # reboot (RESTART_BM), so the node is drained of its pods first; the worker crash-looping (the resnet
+    # ReplicaSet pod) is evicted so its controller places it elsewhere.
     assert [(a.type, a.node or a.pod) for a in f.suggested_actions] == [
-        ("cordon_node", "gpu-a100-01"), ("evict_pod", "resnet-train-7d9c6b5f4-x2kqp")]
+        ("cordon_node", "gpu-a100-01"), ("drain_k8s_node", "gpu-a100-01"), ("evict_pod", "resnet-train-7d9c6b5f4-x2kqp")]
     assert (f.evidence[0].file, f.evidence[0].line) == (KERNEL, 1)
 
 
@@ -67,10 +69,15 @@ def test_already_cordoned_node_is_not_cordoned_again(make_facts):
     for item in doc["items"]:
         if item["metadata"]["name"] == "gpu-a100-01":
             item["spec"]["unschedulable"] = True
-    facts = make_facts(("k8s/nodes.json", "k8s-json", json.dumps(doc)), (KERNEL, "kernel-log", XID79),
+    facts = make_facts(("k8s/nodes.json", "k8s-json", json.dumps(doc)), (KERNEL, "kernel-log", XID62),
                        **{KERNEL: {"node": "gpu-a100-01"}})
     (f,) = check_gpu_xid(facts, XidConfig())
     assert f.culprits[0] == "k8snode:gpu-a100-01" and f.suggested_actions == []
+    # a GPU fallen off the bus needs a reboot: the cordoned node's pods must still leave before it
+    rebooted = make_facts(("k8s/nodes.json", "k8s-json", json.dumps(doc)), (KERNEL, "kernel-log", XID79),
+                          **{KERNEL: {"node": "gpu-a100-01"}})
+    (g,) = check_gpu_xid(rebooted, XidConfig())
+    assert [a.type for a in g.suggested_actions] == ["drain_k8s_node"]
 
 
 def test_threshold_is_configurable(make_facts):
@@ -95,7 +102,7 @@ def test_xid154_asking_for_a_node_reboot_drains_the_kubernetes_node(make_facts):
 
 
 def test_xid154_asking_for_a_gpu_reset_only_cordons(make_facts):
-    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), (KERNEL, "kernel-log", XID79 + XID154_RESET),
+    facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), (KERNEL, "kernel-log", XID62 + XID154_RESET),
                        **{KERNEL: {"node": "gpu-a100-01"}})
     (f,) = check_gpu_xid(facts, XidConfig())
     assert "drain_k8s_node" not in [a.type for a in f.suggested_actions]
@@ -122,3 +129,13 @@ def test_a_replicaset_pod_crash_looping_on_the_faulty_gpu_node_is_evicted_a_bare
     (f,) = check_gpu_xid(facts, XidConfig())
     evicted = [(a.pod, a.namespace) for a in f.suggested_actions if a.type == "evict_pod"]
     assert evicted == [("asr-7c9-x1", "speech")] and "pod:speech/bare-0" in f.culprits
+
+
+def test_an_xid_that_needs_only_a_gpu_reset_cordons_without_draining_the_node(make_facts):
+    for xid, drained in ((62, False), (95, False), (48, False), (79, True)):
+        line = XID79.replace(": 79, ", f": {xid}, ")
+        facts = make_facts(("k8s/nodes.json", "k8s-json", NODES), ("k8s/pods.json", "k8s-json", _failed_pod_on_01()),
+                           (KERNEL, "kernel-log", line), **{KERNEL: {"node": "gpu-a100-01"}})
+        (f,) = check_gpu_xid(facts, XidConfig())
+        types = [a.type for a in f.suggested_actions]
+        assert "cordon_node" in types and ("drain_k8s_node" in types) is drained, (xid, types)
