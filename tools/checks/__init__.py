@@ -61,6 +61,7 @@ from tools.checks.k8s_queue_wait import K8sQueueWaitConfig, check_k8s_queue_wait
 from tools.checks.k8s_quota_exceeded import K8sQuotaConfig, check_k8s_quota_exceeded
 from tools.checks.metadata_wall import MetadataConfig, check_mdt_metadata_storm
 from tools.checks.nccl import NcclConfig, check_nccl_collective_failure
+from tools.checks.iommu_fault import IommuConfig, check_iommu_faults
 from tools.checks.nic_pcie_link import NicPcieLinkConfig, check_nic_pcie_link
 from tools.checks.node_config import NodeConfigConfig, check_node_config_mismatch
 from tools.checks.node_failure_history import NodeHistoryConfig, check_node_failure_history
@@ -105,6 +106,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "gpu_pcie_link": CheckSpec(check_gpu_pcie_link, PcieLinkConfig,
                                "a GPU's PCIe link trained narrower/slower than it can run, or replaying packets",
                                needs=("gpu_status", "gpu_samples", "kernel_events")),
+    "iommu_fault": CheckSpec(check_iommu_faults, IommuConfig,
+                             "a node whose IOMMU refuses its GPUs' or NICs' DMA (DMAR / AMD-Vi faults), hanging P2P traffic",
+                             needs=("kernel_events",)),
     "nic_pcie_link": CheckSpec(check_nic_pcie_link, NicPcieLinkConfig,
                                "a network adapter on a PCIe link trained below its capability", needs=("kernel_events",)),
     "interconnect_link_down": CheckSpec(check_interconnect_link_down, InterconnectConfig,

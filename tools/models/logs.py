@@ -213,16 +213,20 @@ class GpuStackEvent(KernelEventBase):
 class HostFaultEvent(KernelEventBase):
     """The host itself failing: a kernel panic, a fatal hardware error (APEI/GHES, machine check), an
     uncorrectable memory error (EDAC UE), a hard or soft lockup, an oops; also corrected memory errors
-    (EDAC CE, ``Machine check events logged``) and CPU thermal throttling (``cpu_thermal``: the package or a
-core above its threshold, its clock throttled), which are kept with ``fatal`` False."""
+    (EDAC CE, ``Machine check events logged``), CPU thermal throttling (``cpu_thermal``: the package or a
+core above its threshold, its clock throttled) and IOMMU DMA faults (``iommu_fault``: Intel VT-d ``DMAR``
+or ``AMD-Vi IO_PAGE_FAULT``, a device's DMA refused by the IOMMU's page tables), which are kept with
+``fatal`` False."""
 
     kind: Literal["host_fault"] = "host_fault"
     what: Literal["panic", "hardware_error", "machine_check", "memory_ue", "memory_ce", "hard_lockup",
-                  "soft_lockup", "oops", "cpu_thermal"]
+                  "soft_lockup", "oops", "cpu_thermal", "iommu_fault"]
     fatal: bool = False
     """The host went down or must not be trusted (panic, fatal hardware error, UE, hard lockup)."""
     fru: str | None = None
     """The part named, when the record gives one (``CPU1_DIMM_A1``, ``DIMM#0``)."""
+    device: str | None = None
+    """The PCI device (``bus:dev.fn``) whose DMA an IOMMU fault refused, when the line names it."""
 
 
 class GenericKernelEvent(KernelEventBase):

@@ -62,11 +62,19 @@ _HOST_FAULT_RULES: list[tuple[re.Pattern[str], str, bool]] = [
     # x86 therm_throt: "CPU12: Core temperature above threshold, cpu clock throttled (total events = 3412)"
     (re.compile(r"(?:Core|Package) temperature above threshold, cpu clock throttled", re.IGNORECASE),
      "cpu_thermal", False),
+    # Intel VT-d: "DMAR: [DMA Read NO_PASID] Request device [4f:00.0] fault addr 0x… [fault reason 0x06] PTE Read
+    # access is not set" (and the "DRHD: handling fault status reg" line before it); AMD: "AMD-Vi: Event logged
+    # [IO_PAGE_FAULT device=41:00.0 domain=… address=… flags=…]" (newer kernels put the device at the line's head).
+    (re.compile(r"DMAR: (?:\[DMA (?:Read|Write)|DRHD: handling fault)|\bIO_PAGE_FAULT\b", re.IGNORECASE),
+     "iommu_fault", False),
 ]
 """Kernel messages of the host itself failing (kernel panic(), GHES/APEI hardware error records, the x86 MCE
 handler, EDAC memory controllers, the lockup detectors), and whether each means the host went down."""
 _HOST_FAULT_WORDS = ("panic", "hardware error", "lockup", "machine check", "edac", "oops", "bug:", "uncorrect",
-                     "temperature above threshold")
+                     "temperature above threshold", "dmar", "io_page_fault")
+_IOMMU_DEVICE = re.compile(r"Request device \[([0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])\]|device=(?:[0-9a-f]{4}:)?"
+                           r"([0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f])|^\S+ (?:[0-9a-f]{4}:)?([0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]): AMD-Vi",
+                           re.IGNORECASE)
 _FRU = re.compile(r"fru_text: (?P<fru>\S+)|(?P<dimm>DIMM[#_ ]?\w+)")
 
 
@@ -78,7 +86,10 @@ def classify_host_fault(msg: str) -> Classified | None:
     for pattern, what, fatal in _HOST_FAULT_RULES:
         if pattern.search(msg):
             values: dict[str, object] = {"what": what, "fatal": fatal}
-            if (m := _FRU.search(msg)) is not None:
+            if what == "iommu_fault":
+                if (d := _IOMMU_DEVICE.search(msg)) is not None:
+                    values["device"] = (d.group(1) or d.group(2) or d.group(3)).lower()
+            elif (m := _FRU.search(msg)) is not None:
                 values["fru"] = (m.group("fru") or m.group("dimm"))[:80]
             return "host_fault", values
     return None

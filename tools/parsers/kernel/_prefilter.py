@@ -34,7 +34,7 @@ KEYWORDS: tuple[str, ...] = (
     "lustre", "lnet", "nfs", "gpfs", "mmfs", "mmsysmon", "6027-", "beegfs", "stale", "ceph",
     # _host: OOM kills, hung tasks, slurmd/slurmstepd/SPANK, host faults
     "kill", "blocked for more than", "slurm", "spank", "panic", "hardware error", "lockup", "machine check",
-    "edac", "oops", "bug:", "uncorrect", "temperature above threshold",
+    "edac", "oops", "bug:", "uncorrect", "temperature above threshold", "dmar", "io_page_fault",
     # _storage: a file-system client module that will not load against the running kernel
     "unknown symbol", "disagrees about version",
     # _net: InfiniBand/Ethernet links, cable modules, NVSwitch SXids, PCIe AER and degraded links
