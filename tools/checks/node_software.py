@@ -50,6 +50,11 @@ _REPORTS_HARDWARE = re.compile(r"detected NVSwitch (?:fatal|non-fatal) error|NVS
                                re.IGNORECASE)
 
 
+_NHC_HARDWARE = re.compile(r"\bcheck_(?:hw_(?:ib|eth|gpu|mem|physmem|swap|cpuinfo|mcelog)|nv_\w+|fs_mount\w*)\b")
+"""LBNL NHC checks of the node's hardware, links and mounts (check_hw_ib, check_hw_eth, check_hw_gpu, check_fs_mount,
+...): a drain reason naming one is the checker's claim about that part, for the check of that part (and the
+node's own evidence) to weigh — not a software failure of the node."""
+
 _CONTROLLER_LOST = re.compile(r"slurm_send_node_msg|slurm_bufs_sendto|Unable to contact slurm controller|"
                               r"Socket timed out on send/recv|Zero Bytes were transmitted", re.IGNORECASE)
 
@@ -112,7 +117,7 @@ def check_node_software_fault(facts: Facts, cfg: NodeSoftwareConfig) -> list[Fin
         n = facts.node(node)
         reason = facts.reason_of(node) or ""
         drained = n is not None and (n.drained or (n.state or "") == "DOWN")
-        if drained and any(r in reason.lower() for r in cfg.drain_reasons):
+        if drained and any(r in reason.lower() for r in cfg.drain_reasons) and not _NHC_HARDWARE.search(reason):
             state = "+".join([n.state or "?", *n.flags]) if n else "?"
             candidates[node].append(Evidence(text=f"node {node} State={state} Reason={reason}", metric="sinfo -R"))
         events = _stack_events(facts, node, cfg.log_words)

@@ -169,3 +169,13 @@ def test_an_epilog_complete_message_slurmd_cannot_send_is_not_an_epilog_failure(
     facts = make_facts(("kernel/gpu-c11.log", "kernel-log", failed), **{"kernel/gpu-c11.log": {"node": "gpu-c11"}})
     (f,) = check_node_software_fault(facts, NodeSoftwareConfig())
     assert f.culprits[0] == "node:gpu-c11"
+
+
+def test_an_nhc_drain_naming_a_hardware_or_mount_check_is_not_node_software_but_a_daemon_check_is(make_facts):
+    for reason, software in (("NHC: check_hw_ib:  No IB port mlx5_2:1 is ACTIVE (LinkUp 400 Gb/sec).", False),
+                             ("NHC: check_hw_gpu: nvidia-smi found 7 of 8 GPUs", False),
+                             ("NHC: check_fs_mount:  /lustre not mounted", False),
+                             ("NHC: check_ps_service:  Service munged (process munged) owned by munge not running", True)):
+        reasons = SINFO_R.replace("Prolog error                                     ", f"{reason:<49}")
+        culprits = {f.culprits[0] for f in check_node_software_fault(_facts(make_facts, reasons), NodeSoftwareConfig())}
+        assert ("node:gpu011" in culprits) is software, reason
