@@ -60,6 +60,9 @@ def _subject_lines(entities: set[str], findings: list[dict[str, Any]], coverage:
         elif status and status.get("known") and (quoted := _quoting(e, findings)):
             lines.append(f"{e} is {status.get('state') or 'known'}; the evidence of the cause names it: "
                          f"{quoted['message']}")
+        elif status and status.get("known") and any(f.get("root_cause") == "inconclusive" and f.get("check") != "unexplained_signals"
+                                                    and mentions(f, {e}) for f in findings):
+            lines.append(f"{e} is {status.get('state') or 'known'}; what is wrong with it is not told by the evidence (below)")
         elif status and status.get("known"):
             state = status.get("state") or "known"
             normal = (" — waiting its turn, which is normal" if ("(Priority" in state or "(Resources" in state)

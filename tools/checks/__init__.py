@@ -55,6 +55,7 @@ from tools.checks.k8s_node_pressure import K8sNodePressureConfig, check_k8s_node
 from tools.checks.k8s_plugin_absent import K8sPluginAbsentConfig, check_k8s_plugin_absent
 from tools.checks.k8s_job_deadline import K8sJobDeadlineConfig, check_k8s_job_deadline
 from tools.checks.k8s_pod_preempted import K8sPodPreemptedConfig, check_k8s_pod_preempted
+from tools.checks.k8s_pod_terminating import K8sPodTerminatingConfig, check_k8s_pod_terminating
 from tools.checks.k8s_pod_sandbox import K8sPodSandboxConfig, check_k8s_pod_sandbox
 from tools.checks.k8s_pod_spec_unschedulable import K8sPodSpecConfig, check_k8s_pod_spec_unschedulable
 from tools.checks.k8s_queue_wait import K8sQueueWaitConfig, check_k8s_queue_wait
@@ -239,6 +240,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "k8s_quota_exceeded": CheckSpec(check_k8s_quota_exceeded, K8sQuotaConfig,
                                     "a namespace's ResourceQuota (requests.nvidia.com/gpu) rejects a workload's pods",
                                     needs=("k8s_events", "k8s_workloads")),
+    "k8s_pod_terminating": CheckSpec(check_k8s_pod_terminating, K8sPodTerminatingConfig,
+                                     "pods deleted long past their grace period that the kubelet cannot stop (inconclusive)",
+                                     needs=("k8s_pods",)),
     "k8s_pod_sandbox": CheckSpec(check_k8s_pod_sandbox, K8sPodSandboxConfig,
                                  "pods a node's container runtime or CNI cannot create a sandbox for (runtime handler "
                                  "missing, CNI failing)", needs=("k8s_events", "kernel_events")),

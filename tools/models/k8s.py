@@ -218,6 +218,11 @@ class K8sPod(BaseModel):
     ready: bool | None = None
     """Status of the ``Ready`` condition."""
     start_time: datetime | None = None
+    deletion_timestamp: datetime | None = None
+    """``metadata.deletionTimestamp``: the pod was asked to stop then (kubectl shows it ``Terminating``) and
+    should be gone once its grace period has passed."""
+    deletion_grace_s: int | None = None
+    """``metadata.deletionGracePeriodSeconds``."""
     placement: K8sPlacement = Field(default_factory=K8sPlacement)
     """Where the pod may run: nodeSelector, required node affinity, tolerations, runtime class."""
 

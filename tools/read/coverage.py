@@ -128,7 +128,9 @@ def _subject(facts: Facts, raw: str) -> SubjectStatus:
     short = name.rsplit("/", 1)[-1]
     pod = next((p for p in facts.k8s_pods if p.name == short), None)
     if pod is not None:
-        return SubjectStatus(subject=raw, known=True, kind="pod", state=pod.phase, nodes=[pod.node] if pod.node else [],
+        state = pod.phase if pod.deletion_timestamp is None else \
+            f"{pod.phase or 'Unknown'} (Terminating since {pod.deletion_timestamp:%Y-%m-%dT%H:%M:%SZ})"
+        return SubjectStatus(subject=raw, known=True, kind="pod", state=state, nodes=[pod.node] if pod.node else [],
                              unread_nodes=unmonitored_nodes(facts, [pod.node] if pod.node else []),
                              crashed=_crashed([pod]))
     pods = workload_pods(facts, short)

@@ -103,6 +103,7 @@ def _pod(obj: dict[str, Any], path: str) -> K8sPod:
         scheduled_status=sched.status if sched else None, scheduled_reason=sched.reason if sched else None,
         scheduled_message=sched.message if sched else None,
         ready=(ready.status == "True") if ready else None, start_time=timestamp(status, "startTime"),
+        deletion_timestamp=timestamp(meta, "deletionTimestamp"), deletion_grace_s=integer(meta, "deletionGracePeriodSeconds"),
         placement=placement(spec), **resources(spec),
     )
 
