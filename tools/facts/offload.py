@@ -60,12 +60,18 @@ def _pack(records: list[BaseModel]) -> _Packed:
     classes: dict[type, int] = {}
     sets: dict[frozenset[str], int] = {}
     rows = []
+    last_set: set[str] | None = None
+    last_index = -1
     for rec in records:
         cls = type(rec)
-        c = classes.setdefault(cls, len(classes))
-        fs = frozenset(rec.__pydantic_fields_set__)
-        f = sets.setdefault(fs, len(sets))
-        rows.append((c, f, tuple(rec.__dict__.values()), rec.__pydantic_extra__, rec.__pydantic_private__))
+        c = classes.get(cls)
+        if c is None:
+            c = classes[cls] = len(classes)
+        fields = rec.__pydantic_fields_set__
+        if fields != last_set:  # a parser's records mostly set the same fields: one frozenset per run of them
+            last_set = fields
+            last_index = sets.setdefault(frozenset(fields), len(sets))
+        rows.append((c, last_index, tuple(rec.__dict__.values()), rec.__pydantic_extra__, rec.__pydantic_private__))
     return list(classes), list(sets), rows
 
 
@@ -90,14 +96,27 @@ def _parse_all(arts: list[RawArtifact]) -> list[_Packed | None]:
     """Worker side: each artifact's records (packed), or None where parsing raised or a record is not a
     plain model (the caller then parses that artifact again itself)."""
     out: list[_Packed | None] = []
+    names: dict[type, tuple[str, ...]] = {}
     for art in arts:
         try:
             records = parse_artifact(art)
-            plain = all(tuple(rec.__dict__) == tuple(type(rec).model_fields) for rec in records)
-            out.append(_pack(records) if plain else None)
+            out.append(_pack(records) if _plain(records, names) else None)
         except Exception:  # noqa: BLE001 - the caller parses it again and gets the real error
             out.append(None)
     return out
+
+
+def _plain(records: list[BaseModel], names: dict[type, tuple[str, ...]]) -> bool:
+    """True when every record's ``__dict__`` holds exactly its class's fields, in their order (what ``_unpack``
+    rebuilds); ``names`` caches each class's field names (``model_fields`` is a descriptor: costly per record)."""
+    for rec in records:
+        cls = type(rec)
+        want = names.get(cls)
+        if want is None:
+            want = names[cls] = tuple(cls.model_fields)
+        if tuple(rec.__dict__) != want:
+            return False
+    return True
 
 
 class Offload:

@@ -25,7 +25,7 @@ import re
 
 from tools.parsers.keywords import any_word
 
-__all__ = ["KEYWORDS", "candidate_lines"]
+__all__ = ["KEYWORDS", "candidate_lines", "candidate_lines_reference"]
 
 KEYWORDS: tuple[str, ...] = (
     # _gpu: NVRM Xid / ECC / driver / lost-GPU lines, nvidia-smi's device-handle error, GPU-stack daemons
@@ -60,11 +60,43 @@ no other word says GPFS."""
 
 _ANY = any_word(KEYWORDS + _GPFS_TAGS)
 _OTHER_BREAKS = re.compile(r"[\r\x0b\x0c\x1c\x1d\x1e]")
+_STAMP = re.compile(r"\[(?:\s*\d+\.\d+|(?:mon|tue|wed|thu|fri|sat|sun) (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+                    r" [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)? \d{4})\] ?")
+"""A lowered dmesg / dmesg -T timestamp at a line's start: no keyword lies in it or starts in it (its words are
+day and month names; tests/unit/tools/parsers/test_kernel_log_prefilter.py holds that for every keyword), so
+such a line holds a keyword exactly when the rest of it does."""
+_MEMO_MAX = 1 << 16
+_seen: dict[str, bool] = {}
+"""Whether a line's text after its timestamp holds a keyword: a cluster's nodes print the same boot, driver and
+link lines with other timestamps (10,000 kernel logs at 10,000 nodes), so each text is searched once."""
 
 
 def candidate_lines(text: str) -> set[int] | None:
     """The 1-based numbers (as ``enumerate(text.splitlines(), 1)`` counts) of the lines holding a keyword,
     or None when the text is not plain ASCII with ``\\n`` line breaks (every line must then be read)."""
+    if not text.isascii() or _OTHER_BREAKS.search(text):
+        return None
+    found: set[int] = set()
+    search, stamp, seen = _ANY.search, _STAMP.match, _seen
+    for lineno, line in enumerate(text.lower().split("\n"), start=1):
+        m = stamp(line)
+        if m is None:
+            if line[:1] == "<" or search(line) is not None:  # "<": an RFC 5424 <PRI> (any priority may be err or worse)
+                found.add(lineno)
+            continue
+        rest = line[m.end():]
+        hit = seen.get(rest)
+        if hit is None:
+            hit = search(rest) is not None
+            if len(seen) < _MEMO_MAX:
+                seen[rest] = hit
+        if hit:
+            found.add(lineno)
+    return found
+
+
+def candidate_lines_reference(text: str) -> set[int] | None:
+    """``candidate_lines`` as one search over the whole text, without the memo (what tests compare it with)."""
     if not text.isascii() or _OTHER_BREAKS.search(text):
         return None
     low = text.lower()

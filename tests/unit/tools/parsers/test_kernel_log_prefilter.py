@@ -64,3 +64,38 @@ def test_lines_without_any_keyword_are_not_candidates() -> None:
     text = "[ 1.0] Command line: BOOT_IMAGE=/boot/vmlinuz\n[ 2.0] NVRM: loading\n[ 3.0] DMI: board\n"
     assert candidate_lines(text) == {2}
     assert candidate_lines("\u212a\n") is None and candidate_lines("a\rb") is None
+
+
+# The per-line reading of candidate_lines (timestamp cut off, the rest memoised) against one search over the text.
+from tools.parsers.kernel._prefilter import KEYWORDS, _GPFS_TAGS, _STAMP, candidate_lines_reference  # noqa: E402
+
+_DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_STAMPS = [f"[{d} {m} {dd} 10:01:02{frac} 2026]{sp}" for d in _DAYS for m in _MONTHS for dd in (" 4", "14")
+           for frac in ("", ".123") for sp in ("", " ")] + ["[ 1843.308145]", "[1.5] ", "[\t 7.0]", "[    0.000000] "]
+
+
+@pytest.mark.parametrize("path,text", CORPUS, ids=[p for p, _ in CORPUS])
+def test_candidate_lines_equal_one_search_over_the_text(path: str, text: str) -> None:
+    assert candidate_lines(text) == candidate_lines_reference(text)
+
+
+def test_no_keyword_lies_in_or_starts_in_a_timestamp() -> None:
+    """What lets candidate_lines search only the text after a timestamp: a keyword found in the whole line is
+    then always found in that rest."""
+    words = KEYWORDS + _GPFS_TAGS
+    for stamp in _STAMPS:
+        assert _STAMP.match(stamp) and _STAMP.match(stamp).end() == len(stamp), stamp
+        for word in words:
+            assert word not in stamp, (word, stamp)
+            for cut in range(1, len(word)):
+                assert not stamp.endswith(word[:cut]), (word, stamp)
+
+
+@pytest.mark.parametrize("stamp", _STAMPS[::7])
+def test_stamped_lines_hold_keywords_as_the_reference_finds(stamp: str) -> None:
+    lines = [stamp + w for w in KEYWORDS[::3]] + [stamp + "quiet line", stamp, stamp + "e] x", "[err err  2 1:01:02 2026] x",
+                                                  stamp.upper() + "quiet", "<3>" + stamp + "x"]
+    text = "\n".join(lines) + "\n"
+    assert candidate_lines(text) == candidate_lines_reference(text)
+    assert candidate_lines(text) == candidate_lines(text)  # memoised the second time: the same
