@@ -39,11 +39,16 @@ def rate_fields(message: str) -> dict[str, str]:
     """``samples_per_s``, ``tokens_per_s`` and ``step_time_s`` (seconds per optimizer step) printed in
     one progress line, as strings; empty when the line prints none. ``it/s`` becomes its inverse."""
     fields: dict[str, str] = {}
-    if (m := _SAMPLES.search(message)) is not None:
+    # Each pattern needs one of a few words, and a case-insensitive search with no literal prefix tries every
+    # position of the line: the words are looked for first (in ASCII text only, where lowering is exact; Python's
+    # IGNORECASE also folds the long s and the Kelvin sign onto s and k).
+    low = message.lower() if message.isascii() else None
+    if (low is None or "sample" in low) and (m := _SAMPLES.search(message)) is not None:
         fields["samples_per_s"] = str(_number(m["v"] or m["w"]))
-    if (m := _TOKENS.search(message)) is not None:
+    if (low is None or "tok" in low) and (m := _TOKENS.search(message)) is not None:
         fields["tokens_per_s"] = str(_number(m["v"] or m["w"]))
-    if (m := _STEP_TIME.search(message)) is not None:
+    if ((low is None or "step_time" in low or "iteration" in low or "s/it" in low or "it/s" in low)
+            and (m := _STEP_TIME.search(message)) is not None):
         if m["s"] or m["spi"]:
             fields["step_time_s"] = m["s"] or m["spi"]
         elif m["ms"]:

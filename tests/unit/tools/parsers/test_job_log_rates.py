@@ -53,3 +53,31 @@ def test_the_time_limit_signal_a_batch_script_asks_for(line: str, signal: str | 
     assert time_signal(line) == signal
     *_, summary = parse_job_log(line + "\n", path="a.log", job="1")
     assert summary.time_signal == signal
+
+
+def _ungated(message: str) -> dict[str, str]:
+    """rate_fields without its word gates: every pattern searched on every line."""
+    from tools.parsers.joblog import rates
+    fields: dict[str, str] = {}
+    if (m := rates._SAMPLES.search(message)) is not None:
+        fields["samples_per_s"] = str(rates._number(m["v"] or m["w"]))
+    if (m := rates._TOKENS.search(message)) is not None:
+        fields["tokens_per_s"] = str(rates._number(m["v"] or m["w"]))
+    if (m := rates._STEP_TIME.search(message)) is not None:
+        if m["s"] or m["spi"]:
+            fields["step_time_s"] = m["s"] or m["spi"]
+        elif m["ms"]:
+            fields["step_time_s"] = str(round(float(m["ms"]) / 1000, 6))
+        elif float(m["ips"]) > 0:
+            fields["step_time_s"] = str(round(1 / float(m["ips"]), 6))
+    return fields
+
+
+def test_the_word_gates_change_no_rate_on_any_recorded_job_log_line() -> None:
+    from tests.unit.tools.parsers._corpus import files_of
+    odd = ["STEP_TIME: 2.0", "Elapsed Time Per Iteration (ms): 10", "1.5 S/IT", "3 IT/S", "12 TOKENS/SEC", "5 SAMPLES/S",
+           "4 \u017famples/s", "9 \u212a tok/s", "2 tok/s \u00e9", "samples: 4", "tokens per second: 7", "0 it/s"]
+    lines = [line for _, text in files_of("job-log") for line in text.splitlines()] + odd
+    assert len(lines) > 1000
+    for line in lines:
+        assert rate_fields(line) == _ungated(line), line
