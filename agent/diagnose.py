@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import pydantic_ai
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 from pydantic_ai import (Agent, DeferredToolRequests, DeferredToolResults, UsageLimitExceeded, UsageLimits,
                          capture_run_messages)
 from pydantic_ai.messages import ModelMessage
@@ -169,8 +169,17 @@ class RunOutcome(BaseModel):
     """Set when the run finished (fully, or partially on a loop limit)."""
     paused: DeferredToolRequests | None = None
     """Set when the run paused: the tool calls waiting on approval (metadata holds approval ids)."""
-    messages_json: bytes = b""
-    """The full message history (``result.all_messages_json()``), for resuming a paused run."""
+    _result: Any = PrivateAttr(default=None)
+    _messages: bytes | None = PrivateAttr(default=None)
+
+    @property
+    def messages_json(self) -> bytes:
+        """The full message history (``result.all_messages_json()``), for resuming a paused run or going on
+        with a chat; ``b""`` when the run failed. Made on first use: pydantic builds the message schema
+        then (~0.1 s), which a one-shot diagnosis never needs."""
+        if self._messages is None:
+            self._messages = self._result.all_messages_json() if self._result is not None else b""
+        return self._messages
 
 
 def _priced(limits: LoopLimits, model: str, config: GatewayConfig | None) -> LoopLimits:
@@ -297,7 +306,7 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
 
     try:
         result = asyncio.run(run())
-        outcome.messages_json = result.all_messages_json()
+        outcome._result = result  # messages_json is made from it when asked for
         if isinstance(result.output, DeferredToolRequests):
             outcome.paused = result.output
             if log is not None:
