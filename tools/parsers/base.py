@@ -40,6 +40,6 @@ def decode_text(data: bytes, *, path: str, allow_empty: bool = False) -> str:
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
         raise ParseError(path, line, f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
-    if not allow_empty and not text.strip():
+    if not allow_empty and (not text or text.isspace()):  # not text.strip(): that copies the whole text
         raise ParseError(path, None, "file is empty")
     return text
