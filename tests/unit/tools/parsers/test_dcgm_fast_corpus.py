@@ -65,3 +65,10 @@ ODD = {
 @pytest.mark.parametrize("name", sorted(ODD))
 def test_odd_shapes_read_like_prometheus_client(name: str) -> None:
     _same(ODD[name])
+
+
+def test_cut_at_comments_is_split_at_newline_hash() -> None:
+    from tools.parsers.gpu.exposition_fast import cut_at_comments
+    odd = ["", "#", "\n", "\n#", "#\n#", "##\n##\n", "\n\n##", "a#b\n#c", "x{l=\"#\"} 1\n# HELP y\n", "#a\n#b\n#", "\n#\n#\n#"]
+    for text in [t for _, t in CORPUS] + odd:
+        assert cut_at_comments(text) == text.split("\n#"), text[:60]
