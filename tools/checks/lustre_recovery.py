@@ -3,7 +3,9 @@ recovered (a planned failover, a restart within the recovery window), ``storage_
 cost work (clients evicted, service threads stalled on the backing storage, jobs that died with I/O errors
 while it was gone).
 
-Targets that are still unreachable are check_fs_unavailable's; this check reads the episodes that ended:
+Targets that are still unreachable are check_fs_unavailable's; a target whose server logged the start of a
+recovery and not its end is unavailable for everyone until it ends (storage_unavailable, the target the culprit);
+otherwise this check reads the episodes that ended:
 clients' ``Connection to T was lost`` … ``Connection restored``, ``This client was evicted by T``; the
 servers' ``haven't heard from client … evicting it``, ``Service thread pid N was inactive for S s``,
 ``Will be in recovery`` / ``Recovery over after …, of N clients M recovered and K were evicted``,
@@ -39,6 +41,10 @@ class LustreRecoveryConfig(CheckConfig):
     """Clients that lost the same target before the episode is about the target, not one client."""
     after_min: float = 10.0
     """Minutes after the last restore (or the recovery's end) in which a job's failure is counted against it."""
+    recovery_window_min: float = 45.0
+    """A recovery that started this long before the snapshot with no end logged is still going on (Lustre's hard
+    recovery limit is 15 minutes by default, a few times that with imperative recovery extending it); older, the
+    log more likely stops before its end."""
 
 
 @dataclass
@@ -85,6 +91,49 @@ def _episodes(facts: Facts) -> dict[str, _Episode]:
     return eps
 
 
+def _in_recovery(facts: Facts, ep: _Episode, within: timedelta) -> LustreEvent | None:
+    """The server's ``Will be in recovery`` line when the target's last recovery started ``within`` of the
+    snapshot and no ``Recovery over`` follows it: clients' requests block until it ends (Lustre Operations
+    Manual, "Recovery": a target in recovery serves only the clients it is waiting for, and refuses new ones)."""
+    started = [(t, e) for e in ep.server if e.state == "recovery_started" and (t := event_time(facts, e)) is not None]
+    if not started:
+        return None
+    when, ev = max(started, key=lambda s: s[0])
+    done = [t for e in ep.server if e.state == "recovery_complete" and (t := event_time(facts, e)) is not None]
+    if any(t >= when for t in done) or facts.captured_at - when.replace(tzinfo=facts.captured_at.tzinfo) > within:
+        return None
+    return ev
+
+
+def _went_down(facts: Facts, node: str) -> bool:
+    """The node's kernel log records it going down (a panic, a fatal hardware error, a hard lockup)."""
+    return any(getattr(e, "fatal", False) for e in facts.kernel_events_on(node) if e.kind == "host_fault")
+
+
+def _recovering(facts: Facts, ep: _Episode, target: str, ev: LustreEvent) -> Finding:
+    """storage_unavailable for a target still in recovery: every client waits on it; no node is at fault."""
+    refused = sorted({e.node for e in facts.kernel_events_of("lustre_error") if isinstance(e, LustreEvent)
+                      and e.target == target and e.state == "op_failed" and "rc = -16" in e.message and e.node})
+    kind = "mdt" if "-MDT" in target else "ost"
+    # The server it failed over from: a node whose own lines speak for the target (``T: error writing``, not a
+    # client's ``T-mdc-…``) and that then went down (a panic, an LBUG).
+    failed = sorted({e.node for e in facts.kernel_events_of("lustre_error") if isinstance(e, LustreEvent) and e.node
+                     and e.node != ev.node and e.target == target and f"{target}:" in e.message
+                     and _went_down(facts, e.node)})
+    return Finding(
+        check="lustre_recovery", root_cause="storage_unavailable",
+        message=f"{target} is in recovery on {ev.node} since {ev.timestamp or '?'} and has not finished: until it does, "
+                f"every client's requests to it block (tasks hang in D state)"
+                + (f" and {len(refused)} client(s) trying to connect anew are refused (rc = -16, EBUSY)" if refused else "")
+                + (f"; it failed over from {', '.join(failed)}, which went down" if failed else "")
+                + " — the file system is unavailable for everyone; the clients are victims, not faulty",
+        culprits=[f"{kind}:{target}", *(f"node:{n}" for n in failed)],
+        evidence=[kernel_evidence(ev)] + [kernel_evidence(e) for e in ep.client_events[:2]],
+        strength="direct", confidence=confidence("direct", corroborated=bool(ep.clients) or bool(refused)),
+        suggested_actions=[],
+    )
+
+
 def _recovery_evictions(ep: _Episode) -> int:
     return sum(e.evicted or 0 for e in ep.server if e.state == "recovery_complete") + \
         sum(1 for e in ep.server if e.state == "client_evicted")
@@ -118,7 +167,11 @@ def check_lustre_recovery(facts: Facts, cfg: LustreRecoveryConfig) -> list[Findi
     after = timedelta(minutes=cfg.after_min)
     harmful: dict[str, _Episode] = {}
     harmless: dict[str, _Episode] = {}
+    findings: list[Finding] = []
     for target, ep in _episodes(facts).items():
+        if (started := _in_recovery(facts, ep, timedelta(minutes=cfg.recovery_window_min))) is not None:
+            findings.append(_recovering(facts, ep, target, started))
+            continue
         # Back when most of the clients that lost it logged the restore (or an eviction, after which they
         # reconnect), or the server finished recovery; a log that ends early on one client does not keep it down.
         back = (ep.clients and 2 * len(ep.clients & (ep.restored | ep.evicted)) >= len(ep.clients)) or any(
@@ -134,7 +187,6 @@ def check_lustre_recovery(facts: Facts, cfg: LustreRecoveryConfig) -> list[Findi
             harmful[target] = ep
         elif ep.restored or any(e.state in ("recovery_complete", "failover") for e in ep.server):
             harmless[target] = ep  # came back by the book; timeouts alone are a slow server, not this
-    findings: list[Finding] = []
     if harmful:
         clients = set().union(*(ep.clients for ep in harmful.values()))
         times = [t for ep in harmful.values() for t in ep.times]

@@ -67,7 +67,8 @@ SUPERSEDES: dict[str, tuple[str, ...]] = {
     "straggler_node": ("input_pipeline_bound",),
     "fs_client_fault": ("storage_unavailable", "node_software_fault", "checkpoint_corrupt", "input_pipeline_bound",
                         *_JOB_SYMPTOMS),
-    "storage_unavailable": ("input_pipeline_bound", "io_bandwidth_bound", *_JOB_SYMPTOMS),
+    "storage_unavailable": ("input_pipeline_bound", "io_bandwidth_bound", "node_unresponsive", *_JOB_SYMPTOMS),
+    # (a storage server that went down is the file system unavailable to everyone, not one more dead node)
     "metadata_wall": ("storage_unavailable", "io_bandwidth_bound", "input_pipeline_bound", "straggler_node",
                       *_JOB_SYMPTOMS),
     "io_bandwidth_bound": ("input_pipeline_bound",),

@@ -95,3 +95,26 @@ def test_an_mds_stalled_on_its_backing_storage_names_its_mdt_and_the_jobs_hung_o
     # Without the MDS's md_stats nothing ties mds01 to the MDT: the reconnects alone are a recovery by the book.
     bare = make_facts(*arts[:-1], **ctx)
     assert [g.root_cause for g in check_lustre_recovery(bare, LustreRecoveryConfig())] == ["healthy"]
+
+
+def test_a_target_whose_recovery_has_not_ended_is_unavailable_to_everyone_and_names_the_server_that_went_down(make_facts):
+    # NOW is 10:15: the recovery began at 10:02 on oss22, after oss21 hit an I/O error on the target and panicked.
+    crashed = ("[Wed Mar  4 10:00:31 2026] LustreError: 5521:0:(osd_io.c:1101:osd_ldiskfs_write_record()) "
+               "scratch-OST0004: error writing [0x200000001:0x2:0x0]: rc = -5\n"
+               "[Wed Mar  4 10:00:31 2026] Kernel panic - not syncing: LBUG\n")
+    recovering = "Mar 04 10:02:41 oss22 kernel: Lustre: scratch-OST0004: Will be in recovery for at least 2:30, or until 412 clients reconnect\n"
+    refused = ("[Wed Mar  4 10:10:05 2026] LustreError: 11-0: scratch-OST0004-osc-ffff8c1142a7e000: operation ost_connect "
+               "to node 10.40.0.14@o2ib failed: rc = -16\n")
+    files = {"oss21": crashed, "oss22": recovering, "gx01": _client("gx01", restored=False), "gx02": refused}
+    (f,) = [f for f in check_lustre_recovery(_facts(make_facts, files), LustreRecoveryConfig())
+            if f.root_cause == "storage_unavailable"]
+    assert f.culprits == ["ost:scratch-OST0004", "node:oss21"] and f.suggested_actions == []
+    assert "has not finished" in f.message and "1 client(s) trying to connect anew are refused" in f.message
+    # once the server logs the end of it, it is the failover episode of before (healthy: every client back)
+    ended = recovering + "Mar 04 10:04:01 oss22 kernel: Lustre: scratch-OST0004: Recovery over after 1:20, of 412 clients 412 recovered and 0 were evicted.\n"
+    done = check_lustre_recovery(_facts(make_facts, {**files, "oss22": ended}, sacct=False), LustreRecoveryConfig())
+    assert [g.root_cause for g in done] == ["healthy"]
+    # a start long before the snapshot with no end in the log is not taken as still going on
+    old = recovering.replace("10:02:41", "06:02:41")
+    assert not [g for g in check_lustre_recovery(_facts(make_facts, {"oss22": old}), LustreRecoveryConfig())
+                if "has not finished" in g.message]
