@@ -68,6 +68,7 @@ from tools.checks.node_config import NodeConfigConfig, check_node_config_mismatc
 from tools.checks.node_failure_history import NodeHistoryConfig, check_node_failure_history
 from tools.checks.node_auth import NodeAuthConfig, check_node_auth_refused
 from tools.checks.node_clock import NodeClockConfig, check_node_clock
+from tools.checks.node_disk import NodeDiskConfig, check_node_local_disk
 from tools.checks.node_software import NodeSoftwareConfig, check_node_software_fault
 from tools.checks.node_unresponsive import UnresponsiveConfig, check_node_not_responding
 from tools.checks.pause_storm import PauseStormConfig, check_pause_storm
@@ -179,6 +180,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "node_clock": CheckSpec(check_node_clock, NodeClockConfig,
                             "a node whose drifted clock makes every job credential look expired or rewound",
                             needs=("kernel_events", "job_log_events")),
+    "node_local_disk": CheckSpec(check_node_local_disk, NodeDiskConfig,
+                                 "a node whose own disk fails (medium errors, its file system aborted read-only)",
+                                 needs=("kernel_events",)),
     "node_software_fault": CheckSpec(check_node_software_fault, NodeSoftwareConfig,
                                      "node software failing: prolog/epilog/SPANK, kill task, Fabric Manager, container runtime",
                                      needs=("nodes", "node_reasons", "kernel_events")),
