@@ -80,6 +80,10 @@ def check_job_user_code_error(facts: Facts, cfg: UserCodeConfig) -> list[Finding
                      "--rdzv_endpoint), so the nodes never met and the rendezvous timed out" if own_stores else
                      f"job {e.job} called MPI_Abort from its own code" + (f" after: {cause.message[:120]}" if cause else "")
                      if etype == "MPI_Abort" else
+                     f"job {e.job}'s MPI cannot start under srun — the MPI in its environment was built without "
+                     "Slurm's PMI support, so every rank aborts in MPI_Init on whichever nodes it gets (use the site's "
+                     "MPI module, or launch with a matching --mpi=pmix / mpirun)"
+                     if etype == "MPI_Init" else
                      f"job {e.job} raised {etype or 'an exception'} in its own code" if etype else
                      f"job {e.job} failed in its own set-up: {e.message[:120]}")
             + (" (the job is still running)" if running else ""),

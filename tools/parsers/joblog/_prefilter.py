@@ -44,7 +44,7 @@ CLASSIFY_WORDS: tuple[str, ...] = (
     "unpickling", "safetensor", "saving model", "saved state", "saved weights", "saved /", "saved to /",
     # generic error lines (_GENERIC), exception lines printed without a traceback, a shell's missing program
     "error", "fatal", "critical", "segmentation fault", "core dumped", "illegal instruction", "terminate called",
-    "exception", "command not found", "mpi_abort",
+    "exception", "command not found", "mpi_abort", "pmi",
     # a df row of a file system at 99-100 %, aws-ofi-nccl completions, DCP shard reads
     "99%", "100%", "net/ofi", "distcp",
 )

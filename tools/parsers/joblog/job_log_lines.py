@@ -82,6 +82,9 @@ _GENERIC = re.compile(r"^\s*(?:\[?(?:ERROR|FATAL|CRITICAL)\]?[: \]]|[EF]\d{4} \d
 _MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank \d+|application called MPI_Abort\(|\bMPI_Abort\(MPI_COMM_WORLD")
 """The program asked MPI to kill every rank (Open MPI's banner line; MPICH and Intel MPI's ``application called
 MPI_Abort(MPI_COMM_WORLD, 1) - process 0``): what follows is the launcher killing the others."""
+_MPI_NO_PMI = re.compile(r"not built with SLURM's PMI support|was not built with (?:PMIx?|Slurm) support", re.IGNORECASE)
+"""Open MPI launched by ``srun`` without the PMI it needs (its help text: the MPI in the job's environment was built
+without Slurm's PMI/PMIx): every rank aborts in MPI_Init, on any node."""
 _GENERIC_BENIGN = re.compile(r"\b(?:warn(?:ing)?|deprecat\w*|0 errors?|no errors?)\b", re.IGNORECASE)
 _REMOTE = re.compile(
     r"ncclRemoteError|remote process exited or there was a network error|NET/IB ?: Got completion from peer"
@@ -361,6 +364,8 @@ def classify(message: str) -> list[Classified]:
         if step:
             fields["step"] = step["step"]
         found.append(("nan_loss", None, fields))
+    if not found and _MPI_NO_PMI.search(message):
+        return [("generic", "MPI_Init", {})]
     if not found and _MPI_ABORT.search(message):
         return [("generic", "MPI_Abort", {})]
     if not found and _GENERIC.search(message) and not _GENERIC_BENIGN.search(message):

@@ -254,3 +254,18 @@ def test_one_gpu_program_fault_after_many_clean_runs_of_the_same_job_is_inconclu
                        ("logs/30599/md.log", "job-log", log), **{"logs/30599/md.log": {"job": "30599"}})
     (f,) = check_job_user_code_error(facts, UserCodeConfig())
     assert f.root_cause == "user_code_error" and "faulted its GPU" in f.message
+
+
+def test_an_open_mpi_built_without_slurms_pmi_is_the_jobs_own_set_up_on_any_node(make_facts):
+    log = ("+ srun -n 16 --gpus-per-task=1 lmp -k on g 1 -sf kk -in in.melt\n"
+           "[p-g01:201330] OPAL ERROR: Error in file pmix3x_client.c at line 112\n"
+           "The application appears to have been direct launched using \"srun\",\n"
+           "but OMPI was not built with SLURM's PMI support and therefore cannot\n"
+           "execute. There are several options for building PMI support under\n"
+           "srun: error: p-g01: tasks 0-7: Exited with exit code 1\n")
+    (f,) = check_job_user_code_error(_facts(make_facts, log), UserCodeConfig())
+    assert f.culprits == ["job:51720"] and "built without Slurm's PMI support" in f.message
+    assert [a.type for a in f.suggested_actions] == ["notify_owner"]
+    # the help text's other lines alone (no PMI sentence) say nothing about the job's MPI build
+    assert check_job_user_code_error(_facts(make_facts, log.replace("OMPI was not built with SLURM's PMI support", "x")),
+                                     UserCodeConfig()) == []
