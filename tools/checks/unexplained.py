@@ -10,10 +10,11 @@ finding whose suggested actions are read-only, so the answer is never ``healthy`
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 
 from tools.checks.base import CheckConfig, clip, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import job_nodes, job_state, printed_on
+from tools.facts.queries import job_nodes, job_state, kernel_event_time, printed_on
 from tools.knowledge.xid import xid_class
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import HostFaultEvent, PcieEvent, SlurmNodeEvent, XidEvent
@@ -75,6 +76,35 @@ def _cleared(facts: Facts) -> set[tuple[str | None, int]]:
     return out
 
 
+def _corrected_mce(facts: Facts) -> set[tuple[str | None, int]]:
+    """(file, line) of ``Machine check events logged`` notices whose record, within three lines of the same log,
+    is an EDAC corrected error (``EDAC MC1: 1 CE memory read error``): a corrected error, not a signal — unless a
+    job that ran on the node printed a non-finite loss or gradient within 30 minutes of it (then whether the
+    memory corrupted the job cannot be told, and the notice stays a signal)."""
+    ce = {(ev.file, ev.line) for ev in facts.kernel_events_of("host_fault")
+          if isinstance(ev, HostFaultEvent) and ev.what == "memory_ce"}
+    out: set[tuple[str | None, int]] = set()
+    for ev in facts.kernel_events_of("host_fault"):
+        if not (isinstance(ev, HostFaultEvent) and ev.what == "machine_check" and not ev.fatal
+                and any((ev.file, ev.line + d) in ce for d in (-3, -2, -1, 1, 2, 3))):
+            continue
+        when = kernel_event_time(facts, ev)
+        if when is None or not _nan_near(facts, ev.node, when):
+            out.add((ev.file, ev.line))
+    return out
+
+
+def _nan_near(facts: Facts, node: str | None, when: datetime, within: timedelta = timedelta(minutes=30)) -> bool:
+    """A job placed on ``node`` printed a non-finite loss or gradient within ``within`` of ``when``."""
+    for e in facts.job_events_of("nan_loss"):
+        t = e.timestamp
+        if t is None or not e.job or node not in job_nodes(facts, e.job):
+            continue
+        if abs(t.replace(tzinfo=when.tzinfo) - when) <= within:
+            return True
+    return False
+
+
 def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedConfig | None = None) -> Finding | None:
     """One ``inconclusive`` finding quoting error-level signals on nodes and jobs no finding names
     (kernel/syslog lines nobody classified, unknown Xids, uncorrected PCIe errors, failing daemons, error
@@ -88,7 +118,7 @@ def unexplained_signals(facts: Facts, findings: list[Finding], cfg: UnexplainedC
     evidence: list[Evidence] = []
     nodes: dict[str, int] = {}
     gpu_signal_nodes: dict[str, None] = {}
-    cleared = _cleared(facts)
+    cleared = _cleared(facts) | _corrected_mce(facts)
     for ev in facts.kernel_events:
         if isinstance(ev, XidEvent) and xid_class(ev.xid) == "application" and ev.file in app_files:
             continue

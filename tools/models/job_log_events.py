@@ -228,6 +228,9 @@ class JobLogSummary(BaseModel):
     events: int = 0
     kinds: dict[str, int] = Field(default_factory=dict)
     """Events seen per kind, including any beyond the per-kind cap that were not kept."""
+    interval_s: float | None = None
+    """The median seconds between the last ten new times the log printed: how often it reports (an hourly
+    progress line is not a stall 40 minutes after it). None with fewer than three times."""
     untimed_progress_after: int = 0
     """Training-progress lines (a loss printed) after the last timestamped line: the job went on reporting
     without times, so the time since its last timestamp is not how long it has been silent."""

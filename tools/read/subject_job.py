@@ -49,7 +49,8 @@ def exporter_down(facts: Facts, node: str) -> bool:
 
 def silent_minutes(facts: Facts, job_id: str) -> float | None:
     """Minutes between the newest timestamped line of the job's logs and the capture; None when its logs
-    print no times (or none were read), or when that log went on printing training progress without times."""
+    print no times (or none were read), when that log went on printing training progress without times, or
+    when the silence is within one and a half of the log's own reporting interval (JobLogSummary.interval_s)."""
     logs = [s for s in facts.job_logs if s.job == job_id and s.last_timestamp is not None]
     if not logs:
         return None
@@ -63,4 +64,7 @@ def silent_minutes(facts: Facts, job_id: str) -> float | None:
         when = when.replace(tzinfo=None)
     elif newest.tzinfo is not None and when.tzinfo is None:
         newest = newest.replace(tzinfo=None)
-    return max((when - newest).total_seconds() / 60, 0.0)
+    silent = max((when - newest).total_seconds() / 60, 0.0)
+    if latest.interval_s is not None and silent * 60 < 1.5 * latest.interval_s:
+        return None  # a job that reports hourly is not silent 40 minutes after its last report
+    return silent

@@ -145,6 +145,15 @@ class _Watchdog:
         return "before timing out" in self.parts[-1] or len(self.parts) >= 3
 
 
+def _median_gap_s(times: deque[datetime]) -> float | None:
+    """The median seconds between consecutive times (None with fewer than three times)."""
+    if len(times) < 3:
+        return None
+    ordered = list(times)
+    gaps = sorted((b - a).total_seconds() for a, b in zip(ordered, ordered[1:]))
+    return gaps[len(gaps) // 2]
+
+
 def parse_job_log(text: str, *, path: str, job: str | None = None,
                   prefilter: bool = True) -> list[JobLogEventBase | JobLogSummary]:
     """Parse a job's stdout/stderr (format job-log).
@@ -178,6 +187,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
     hosts: dict[str, None] = {}
     saved: deque[JobLogEventBase] = deque(maxlen=MAX_CHECKPOINTS_KEPT)
     last_ts: datetime | None = None
+    recent: deque[datetime] = deque(maxlen=11)  # the newest distinct times printed: the log's own cadence
     untimed_progress = 0
     loading: str | None = None  # the checkpoint a resume said it is loading: what a load failure is about
     resumed = False
@@ -229,6 +239,7 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
         ts = find_timestamp(stripped)
         if ts is not None and (last_ts is None or ts > last_ts):
             last_ts = ts  # the newest time printed: lines written out of order (an async save's) do not rewind it
+            recent.append(ts)
         if ts is not None:
             untimed_progress = 0
         elif "loss" in stripped:  # training progress printed without a time (HF's {'loss': ...} dicts)
@@ -305,6 +316,6 @@ def parse_job_log(text: str, *, path: str, job: str | None = None,
         last_step=getattr(progress, "step", None), resumed=resumed, global_batch=batch_size, time_signal=signal, untimed_progress_after=untimed_progress,
         events=len(events),
         kinds=dict(seen),
-        hosts=list(hosts), rdzv_stores=rdzv_stores,
+        hosts=list(hosts), rdzv_stores=rdzv_stores, interval_s=_median_gap_s(recent),
     )
     return [*events, summary]

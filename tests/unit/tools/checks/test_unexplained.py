@@ -64,3 +64,24 @@ def test_an_nfs_outage_the_client_came_through_is_explained_by_its_own_log(make_
     # still not responding at the end of the log: an outage nobody explained
     facts = make_facts(("kernel/cn3.log", "kernel-log", back + down), **{"kernel/cn3.log": {"node": "cn3"}})
     assert unexplained_signals(facts, []) is not None
+
+
+def test_a_machine_check_notice_whose_record_is_a_corrected_dimm_error_is_explained_unless_a_job_went_nan(make_facts):
+    kernel = ("Nov 29 02:09:14 cw03 kernel: mce: [Hardware Error]: Machine check events logged\n"
+              "Nov 29 02:09:14 cw03 kernel: EDAC MC1: 1 CE memory read error on CPU_SrcID#1_MC#0_Chan#1_DIMM#0 "
+              "(channel:1 slot:0 page:0x3a1f2c offset:0x880 grain:32 syndrome:0x0)\n")
+    lone = "Nov 29 02:09:14 cw03 kernel: mce: [Hardware Error]: Machine check events logged\n"
+    squeue = ("             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+              "              4242       gpu    train    alice  R    7:41:00      1 cw03\n")
+    nan = "2026-11-29T02:10:02Z step 1200 loss nan grad_norm inf: skipping step\n"
+
+    def facts(text: str, log: str | None = None):
+        files = [("slurm/squeue.txt", "squeue-text", squeue), ("kernel/cw03.log", "kernel-log", text)]
+        if log:
+            files.append(("logs/4242/out", "job-log", log))
+        return make_facts(*files, **{"kernel/cw03.log": {"node": "cw03"}, "logs/4242/out": {"job": "4242"}})
+
+    assert unexplained_signals(facts(kernel), []) is None
+    assert unexplained_signals(facts(lone), []) is not None  # a notice with no record: what it was is unknown
+    near = unexplained_signals(facts(kernel, nan), [])
+    assert near is not None and "node cw03 (1)" in near.message  # a corrected error as a job went non-finite

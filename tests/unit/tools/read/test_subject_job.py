@@ -57,3 +57,12 @@ def test_progress_printed_without_times_after_the_last_timestamp_is_not_silence(
     facts = _facts(("slurm/squeue.txt", "squeue-text", SQUEUE, {}),
                    ("logs/77310/out.log", "job-log", LOG + "{'loss': 1.03}\n", {"job": "77310"}))
     assert 54 <= (silent_minutes(facts, "77310") or 0) <= 56
+
+
+def test_a_log_that_reports_hourly_is_not_silent_within_its_own_cadence():
+    hourly = "".join(f"2026-05-12T{h:02d}:00:00Z  step  {1000 * h}  wall/step 2.41s\n" for h in range(4, 11))
+    facts = _facts(("slurm/squeue.txt", "squeue-text", SQUEUE, {}), ("logs/77310/out.log", "job-log", hourly, {"job": "77310"}))
+    assert silent_minutes(facts, "77310") is None  # 76 min after an hourly line: within 1.5 x its interval
+    stale = "".join(f"2026-05-12T{h:02d}:00:00Z  step  {1000 * h}\n" for h in range(4, 9))  # silent since 08:00
+    gone = _facts(("slurm/squeue.txt", "squeue-text", SQUEUE, {}), ("logs/77310/out.log", "job-log", stale, {"job": "77310"}))
+    assert 195 <= (silent_minutes(gone, "77310") or 0) <= 197  # 3 h 16 min: past 1.5 h
