@@ -99,6 +99,8 @@ def check_nccl_collective_failure(facts: Facts, cfg: NcclConfig) -> list[Finding
                 suggested_actions=[log_owner(facts, job, "mismatched collectives across ranks (run with "
                                                          "TORCH_DISTRIBUTED_DEBUG=DETAIL to see which)")[1]]))
             continue
+        if not timeouts and not remote and any(e.job == job for e in facts.job_events_of("cuda_error", "cuda_oom")):
+            continue  # the watchdog rethrowing a CUDA error (ECC, illegal address, OOM): that error's check explains it
         if not timeouts and not remote and all("NCCL WARN" in e.message for e in others):
             continue  # warnings alone (e.g. "Failed to open libibverbs.so" before a socket fallback) are no failure
         if not remote and barrier_only and len(ranks) <= 1:

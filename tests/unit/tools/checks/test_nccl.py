@@ -203,3 +203,13 @@ def test_the_host_every_failing_rdma_connection_involves_is_named_and_drained(ma
                        (LOG, "job-log", line("r-21", 21, 17) + line("r-20", 20, 22) + line("r-17", 17, 22)),
                        **{LOG: {"job": "74120"}})
     assert not [x for x in check_nccl_collective_failure(facts, NcclConfig()) if "at one end" in x.message]
+
+
+def test_a_watchdog_rethrowing_a_cuda_error_is_that_errors_not_the_networks(make_facts):
+    log = ("[rank3]:[E902 06:41:47.118203 ProcessGroupNCCL.cpp:1515] [PG 0 (default_pg) Rank 3] Process group watchdog "
+           "thread terminated with exception: CUDA error: uncorrectable ECC error encountered\n"
+           "[rank3]:terminate called after throwing an instance of 'c10::DistBackendError'\n")
+    facts = make_facts(("logs/77/out.log", "job-log", log), **{"logs/77/out.log": {"job": "77"}})
+    assert check_nccl_collective_failure(facts, NcclConfig()) == []
+    bare = make_facts(("logs/77/out.log", "job-log", log.splitlines(keepends=True)[1]), **{"logs/77/out.log": {"job": "77"}})
+    assert [f.root_cause for f in check_nccl_collective_failure(bare, NcclConfig())] == ["interconnect_fault"]
