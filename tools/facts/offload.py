@@ -33,10 +33,11 @@ HEAVY_FORMATS = frozenset({"scontrol-job-text", "scontrol-node-text", "sacct-tex
 BATCH_FORMATS = frozenset({"kernel-log"})
 """Formats of many small files (one per node), sent to a started worker in batches."""
 MIN_BYTES = 512 << 10
-"""An artifact of a heavy format at least this large starts the worker: 1,000 nodes print an 0.8 MB
-``scontrol show node`` (the first Slurm file of a snapshot), where the worker halves the facts' wall time on
-two free cores (bench/README.md, fifth pass); 100 nodes (80 KB) and the largest bundled incident's file
-(under 100 KB) stay in process."""
+"""An artifact of a heavy format at least this large starts the worker when a CPU is free (``_spare_cpu``):
+1,000 nodes print an 0.8 MB ``scontrol show node`` (the first Slurm file of a snapshot), where the worker
+halves the facts' wall time on two free cores but costs wall time when it must share a busy one (bench/README.md,
+fifth pass); one of 16 x MIN_BYTES or more (8 MB: 10,000 nodes print a 43 MB ``scontrol show job``) starts it
+whatever the load. 100 nodes (80 KB) and the largest bundled incident's file (under 100 KB) stay in process."""
 BATCH_BYTES = 1 << 20
 """Bytes of batch-format files sent to the worker as one task."""
 TIMEOUT_S = 300.0
@@ -48,6 +49,14 @@ def _cpus() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
         return os.cpu_count() or 1
+
+
+def _spare_cpu() -> bool:
+    """True when the 1-minute load average leaves at least half a CPU besides this process's own."""
+    try:
+        return os.getloadavg()[0] < _cpus() - 0.5
+    except OSError:  # no load average: assume the machine is ours
+        return True
 
 
 _Packed = tuple[list[type], list[frozenset[str]], list[tuple[Any, ...]]]
@@ -142,7 +151,10 @@ class Offload:
         if not self._usable or self._broken:
             return False
         if art.format in HEAVY_FORMATS:  # once it runs, the cluster's other large Slurm outputs go there too
-            return len(art.data) >= (MIN_BYTES if self._pool is None else MIN_BYTES // 8)
+            size = len(art.data)
+            if self._pool is not None:
+                return size >= MIN_BYTES // 8
+            return size >= 16 * MIN_BYTES or (size >= MIN_BYTES and _spare_cpu())
         if art.format not in BATCH_FORMATS or self._pool is None:
             return False
         return bool(self._batch) or all(f.done() for f in self._sent)

@@ -114,3 +114,17 @@ def test_a_worker_that_does_not_answer_is_stopped_and_its_files_parsed_here(clus
     started = time.monotonic()
     _same(local, _facts(arts, src))
     assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize(("load", "size", "starts"), [
+    (0.3, 600 << 10, True),  # a 1,000-node Slurm output with a CPU free: the worker starts
+    (1.8, 600 << 10, False),  # both CPUs busy: it would have to share one, so the file is parsed here
+    (9.0, 9 << 20, True),  # a 10,000-node output starts it whatever the load
+    (0.0, 100 << 10, False),  # small: never
+])
+def test_the_worker_starts_by_size_and_by_a_free_cpu(monkeypatch: pytest.MonkeyPatch, load: float, size: int,
+                                                      starts: bool) -> None:
+    monkeypatch.setattr(offload.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(offload, "_cpus", lambda: 2)
+    art = RawArtifact(format="scontrol-job-text", data=b"x" * size, path="slurm/scontrol_show_job.txt")
+    assert Offload().wants(art) is starts
