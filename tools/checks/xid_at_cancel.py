@@ -9,7 +9,8 @@ an echo, and an alert on it (DCGM_FI_DEV_XID_ERRORS) is explained — as long as
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from tools.checks.base import CheckConfig, kernel_evidence
 from tools.facts import Facts
@@ -33,33 +34,67 @@ class XidAtCancelConfig(CheckConfig):
     """... and up to this long after it (teardown of many GPUs)."""
 
 
+@dataclass(frozen=True)
+class _Kill:
+    """A pod the kubelet stopped (a ``Killing`` event), shaped like an accounting row for the matching below."""
+
+    job_id: str
+    state: str = "KILLED by the kubelet"
+
+
+def _pod_kills(facts: Facts, node: str) -> list[tuple[_Kill, datetime, datetime]]:
+    """(pod, when) of the kubelet's ``Killing`` events for pods on ``node`` (the event's host, the pod's node, or on
+    a Kubernetes node when neither is known: a deleted pod is gone from the list). A ``kubectl get events`` age
+    (``50m``) is whole units: the kill lies in that minute (from, to)."""
+    if facts.k8s_node(node) is None:
+        return []
+    out: list[tuple[_Kill, datetime, datetime]] = []
+    pods = {(p.namespace, p.name): p.node for p in facts.k8s_pods}
+    for e in facts.k8s_events:
+        if e.reason != "Killing" or (e.object_kind or "Pod") != "Pod":
+            continue
+        where = e.source_host or pods.get((e.namespace or e.object_namespace or "", e.object_name or ""))
+        if where not in (None, node):
+            continue
+        kill = _Kill(job_id=f"{e.namespace or e.object_namespace or '?'}/{e.object_name}")
+        if e.last_timestamp is not None:
+            out.append((kill, e.last_timestamp, e.last_timestamp))
+        elif e.last_seen_s is not None:
+            seen = facts.captured_at - timedelta(seconds=e.last_seen_s)
+            out.append((kill, seen - timedelta(minutes=1), seen))
+    return out
+
+
 def check_xid_at_cancel(facts: Facts, cfg: XidAtCancelConfig) -> list[Finding]:
     """One ``healthy`` finding per node whose only Xids are 43/45 logged within seconds of the end of a job
-    that accounting records as CANCELLED (or TIMEOUT / PREEMPTED: killed from outside) on that node.
+    that accounting records as CANCELLED (or TIMEOUT / PREEMPTED: killed from outside) on that node, or of a pod
+    the kubelet killed there.
 
-    Sources: kernel-log Xid lines with their times (dmesg -T, journalctl, syslog); sacct End and NodeList.
+    Sources: kernel-log Xid lines with their times (dmesg -T, journalctl, syslog); sacct End and NodeList; the
+    kubelet's ``Killing`` events (k8s-json or kubectl get events).
     """
     findings: list[Finding] = []
     for node in sorted({e.node for e in facts.kernel_events_of("xid") if e.node}):
         xids = [e for e in facts.kernel_events_on(node) if isinstance(e, XidEvent)]
         if not xids or any(e.xid not in ECHO_XIDS or xid_class(e.xid) != "application" for e in xids):
             continue
-        ends = [(r, r.end_time) for r in facts.acct_on_node(node) if r.end_time is not None
+        before, after = timedelta(seconds=cfg.before_s), timedelta(seconds=cfg.after_s)
+        ends = [(r, r.end_time - before, r.end_time + after) for r in facts.acct_on_node(node) if r.end_time is not None
                 and (r.state or "").startswith(("CANCELLED", "TIMEOUT", "PREEMPTED"))]
+        ends += [(k, lo - before, hi + after) for k, lo, hi in _pod_kills(facts, node)]
         times = [kernel_event_time(facts, e) for e in xids]
         if not ends or any(t is None for t in times):
             continue
-        matched = {r.job_id for t in times for r, end in ends
-                   if end - timedelta(seconds=cfg.before_s) <= t <= end + timedelta(seconds=cfg.after_s)}  # type: ignore[operator]
-        if not matched or not all(any(end - timedelta(seconds=cfg.before_s) <= t <= end + timedelta(seconds=cfg.after_s)
-                                       for _, end in ends) for t in times):  # type: ignore[operator]
+        matched = {r.job_id for t in times for r, lo, hi in ends if lo <= t <= hi}  # type: ignore[operator]
+        if not matched or not all(any(lo <= t <= hi for _, lo, hi in ends) for t in times):  # type: ignore[operator]
             continue
         jobs = ", ".join(sorted(matched))
-        states = sorted({(r.state or "").split(" ")[0] for r, _ in ends if r.job_id in matched})
+        states = sorted({(r.state or "").split(" ")[0] for r, _, _ in ends if r.job_id in matched})
+        what = "pod" if all(isinstance(r, _Kill) for r, _, _ in ends if r.job_id in matched) else "job"
         findings.append(Finding(
             check="xid_at_cancel", root_cause="healthy",
             message=f"{len(xids)} Xid {'/'.join(str(x) for x in sorted({e.xid for e in xids}))} line(s) on {node} "
-                    f"were logged as job {jobs} ended ({', '.join(states)}): the driver stopping a killed program's "
+                    f"were logged as {what} {jobs} ended ({', '.join(states)}): the driver stopping a killed program's "
                     "GPU channels, not a GPU fault (no hardware Xid on the node)",
             culprits=[], strength="state", confidence=0.3,
             evidence=[kernel_evidence(e) for e in {e.file: e for e in xids}.values()][:3],

@@ -46,3 +46,21 @@ def test_a_hardware_xid_at_the_same_second_is_never_explained_away(make_facts):
 def test_a_job_that_failed_on_its_own_is_not_a_cancel(make_facts):
     failed = SACCT.replace("CANCELLED by 5012", "FAILED").replace("|CANCELLED|0:15", "|FAILED|1:0")
     assert check_xid_at_cancel(_facts(make_facts, ECHO, failed), XidAtCancelConfig()) == []
+
+
+def test_xid43_as_the_kubelet_killed_a_pod_on_a_kubernetes_node_is_the_kills_echo(make_facts):
+    import json
+    nodes = json.dumps({"kind": "NodeList", "apiVersion": "v1", "items": [{"metadata": {"name": "gpu-a100-04"},
+                        "status": {"conditions": [{"type": "Ready", "status": "True"}]}}]})
+    # NOW is 10:15; "50m" ago is the minute from 09:24 to 09:25
+    events = ("NAMESPACE   LAST SEEN   TYPE      REASON    OBJECT                  MESSAGE\n"
+              "jhub        50m         Normal    Killing   pod/jupyter-u-lhughes   Stopping container notebook\n")
+    xid = "[Wed Mar  4 09:24:29 2026] NVRM: Xid (PCI:0000:4e:00): 43, pid=2871194, name=python3, Ch 00000008\n"
+
+    def facts(kernel: str):
+        return make_facts(("k8s/nodes.json", "k8s-json", nodes), ("k8s/events.txt", "k8s-events-text", events),
+                          ("kernel/gpu-a100-04.log", "kernel-log", kernel), **{"kernel/gpu-a100-04.log": {"node": "gpu-a100-04"}})
+
+    (f,) = check_xid_at_cancel(facts(xid), XidAtCancelConfig())
+    assert f.root_cause == "healthy" and "pod jhub/jupyter-u-lhughes" in f.message
+    assert check_xid_at_cancel(facts(xid.replace("09:24:29", "09:51:02")), XidAtCancelConfig()) == []  # not at the kill
