@@ -1,12 +1,14 @@
-"""check_node_host_oom: the kernel OOM killer ended a job's processes on a node."""
+"""check_node_host_oom: the kernel OOM killer ended a job's processes on a node, or Slurm killed a job for
+exceeding its own memory limit."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
-from tools.checks.base import CheckConfig, job_culprits, kernel_evidence
+from tools.checks.base import CheckConfig, job_culprits, kernel_evidence, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import affected_jobs, kernel_event_time, pod_of_cgroup
+from tools.facts.queries import affected_jobs, job_state, kernel_event_time, pod_of_cgroup
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.logs import OomKillEvent
@@ -43,6 +45,40 @@ def _outside(events: list[OomKillEvent]) -> str:
     outside = [e.task_memcg for e in events if e.task_memcg and "/slurm" not in e.task_memcg and "kubepods" not in e.task_memcg
                and "/system.slice/" in e.task_memcg and not e.task_memcg.endswith(".service")]
     return outside[0][:80] if outside else ""
+
+
+_STEP_OVER = re.compile(r"(?:Step|Job) (?P<step>[\d._]+) exceeded memory limit \((?P<used>\d+) > (?P<limit>\d+)\), being killed")
+"""Slurm killing a step for its own memory, with the figures: jobacct_gather's ``Step 4242.0 exceeded memory limit
+(52917772 > 20971520), being killed`` (OverMemoryKill, KiB). Not task/cgroup's bare ``Detected 1 oom_kill event``
+(the kernel's cgroup kill, which its own kernel line shows; without that line and with a MaxRSS far below the
+request it is contradicted), nor ``Exceeded job memory limit at some point``, which a completed job prints for
+page cache it was charged."""
+_ENDED_BADLY = ("FAILED", "OUT_OF_MEMORY", "CANCELLED", "NODE_FAIL")
+
+
+def _job_memory_kills(facts: Facts, named: set[str]) -> list[Finding]:
+    """host_oom for jobs that ended badly after Slurm said it killed them for exceeding their memory (the job's
+    own log); the job's owner asks for more memory (``--mem``) or uses less."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for e in facts.job_events_of("slurm_message"):
+        if not e.job or e.job in seen or e.job in named or not (m := _STEP_OVER.search(e.message)):
+            continue
+        if not job_state(facts, e.job).startswith(_ENDED_BADLY):
+            continue
+        seen.add(e.job)
+        used = f" ({int(m['used']) / 2**20:.1f} GiB used against a {int(m['limit']) / 2**20:.1f} GiB limit)"
+        out.append(Finding(
+            check="node_host_oom", root_cause="host_oom",
+            message=f"Slurm killed job {e.job} for exceeding its memory{used}: the job asked for less memory than it "
+                    "uses (the node is fine)",
+            culprits=job_culprits([e.job]), evidence=[log_evidence(e)], strength="direct",
+            confidence=confidence("direct"),
+            suggested_actions=[ActionSpec(type="notify_owner", job=e.job,
+                                          reason=f"killed for exceeding its memory{used}: request more (--mem / "
+                                                 "--mem-per-cpu) or use less")],
+        ))
+    return out
 
 
 def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
@@ -99,4 +135,4 @@ def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
                                           "request/limit that covers it (data-loader workers included)") for p in pods]
             or [ActionSpec(type="notify_owner", job=j, reason=f"host memory exhausted on {node}") for j in jobs],
         ))
-    return findings
+    return findings + _job_memory_kills(facts, {c.split(":", 1)[1] for f in findings for c in f.culprits})

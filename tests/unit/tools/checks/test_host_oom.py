@@ -164,3 +164,23 @@ def test_node_unresponsive_does_not_resubmit_the_job_of_a_node_whose_memory_kill
                            ("kernel/cg-17.log", "kernel-log", log), **{"kernel/cg-17.log": {"node": "cg-17"}})
         (f,) = check_node_not_responding(facts, UnresponsiveConfig())
         assert ("resubmit_from_checkpoint" in [a.type for a in f.suggested_actions]) is resubmit
+
+
+def test_slurm_killing_a_failed_job_over_its_memory_limit_is_host_oom_but_the_at_some_point_warning_is_not(make_facts):
+    sacct = "JobID|JobName|User|State|ExitCode|NodeList\n1141810|star-index|ri|FAILED|0:9|cpu07\n1141900|sra|ri|COMPLETED|0:0|cpu07\n"
+    killed = ("slurmstepd-cpu07: error: Step 1141810.0 exceeded memory limit (52917772 > 20971520), being killed\n"
+              "srun: error: cpu07: task 0: Killed\n")
+    warned = "slurmstepd: error: Exceeded job memory limit at some point.\n"
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct), ("logs/1141810/out", "job-log", killed),
+                       ("logs/1141900/out", "job-log", warned),
+                       **{"logs/1141810/out": {"job": "1141810"}, "logs/1141900/out": {"job": "1141900"}})
+    (f,) = check_node_host_oom(facts, HostOomConfig())
+    assert f.root_cause == "host_oom" and f.culprits == ["job:1141810"] and "50.5 GiB used against a 20.0 GiB limit" in f.message
+    assert [(a.type, a.job) for a in f.suggested_actions] == [("notify_owner", "1141810")]
+    running = make_facts(("slurm/sacct.txt", "sacct-text", sacct.replace("FAILED|0:9", "RUNNING|0:0")),
+                         ("logs/1141810/out", "job-log", killed), **{"logs/1141810/out": {"job": "1141810"}})
+    assert check_node_host_oom(running, HostOomConfig()) == []  # not yet ended: the kill has not been seen to end it
+    bare = make_facts(("slurm/sacct.txt", "sacct-text", sacct), ("logs/1141810/out", "job-log",
+                      "slurmstepd: error: Detected 1 oom_kill event in StepId=1141810.0. Some of the step tasks have been OOM Killed.\n"),
+                      **{"logs/1141810/out": {"job": "1141810"}})
+    assert check_node_host_oom(bare, HostOomConfig()) == []  # the cgroup's kill, with no kernel line: not shown here
