@@ -11,7 +11,7 @@ from tools.facts.queries import affected_jobs
 from tools.knowledge.dcgm import CLOCK_EVENT_FIELDS
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
-from tools.platform import node_ref, take_out_of_service
+from tools.platform import node_ref, take_out_of_service, victims
 
 __all__ = ["ThrottleConfig", "check_gpu_thermal_throttle", "REASON_BITS"]
 
@@ -126,20 +126,24 @@ def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Findin
             peer = sorted(others)[len(others) // 2] if others else None
             evidence.append(metric_evidence(SM_CLOCK, node, clocks[node], peer, "MHz"))
         # Metrics describe now: the jobs slowed are those still there, not ones that ended earlier.
-        jobs = affected_jobs(facts, [node], since=facts.captured_at)
+        ref = node_ref(facts, node)
+        if ref.platform == "kubernetes":  # the node's GPU pods run slow there (victims names them; none is moved)
+            slowed = victims(facts, ref, "slowed by GPU throttling")[0]
+        else:
+            slowed = job_culprits(affected_jobs(facts, [node], since=facts.captured_at))
         findings.append(
             Finding(
                 check="gpu_thermal_throttle",
                 root_cause="thermal_power_throttle",
                 message=f"{node}: GPU clocks held down ({', '.join(sorted(reasons[node])) or 'temperature'}; "
                 f"max temp {hot_max.get(node, temps.get(node, 0)):.0f} C, threshold {cfg.hot_temp_c:.0f} C)",
-                culprits=[f"node:{node}", *job_culprits(jobs)],
+                culprits=[ref.culprit, *slowed],
                 evidence=evidence,
                 strength="direct" if reasons.get(node) else "heuristic",
                 confidence=confidence("direct" if reasons.get(node) else "heuristic", corroborated=node in hot_max),
                 # Heat alone (no clock-event reason set) is not proof of throttling: look before draining.
                 suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node)]
-                + (take_out_of_service(facts, node_ref(facts, node), "GPU thermal/power throttling")
+                + (take_out_of_service(facts, ref, "GPU thermal/power throttling")
                    if reasons.get(node) else []),
             )
         )
