@@ -28,7 +28,8 @@ from agent.deps import WardenDeps
 from agent.evidence_time import stamp_evidence, stamp_findings
 from agent.fleet import MAX_PLANS_PER_DIAGNOSIS
 from agent.gateway_setup import builtin_only, check_alias, load_gateway_config, model_limits, wants_compact_tools
-from agent.limits import GuardedToolset, LimitExceeded, LimitKind, LoopGuard, LoopGuardCapability, LoopLimits
+from agent.limits import (GuardedToolset, LimitExceeded, LoopGuard, LoopGuardCapability, LoopLimits, priced,
+                          usage_limit_kind)
 from agent.model_failures import last_rejection, model_stop, partial_diagnosis
 from agent.output_check import check_grounded
 from agent.settings import WardenSettings
@@ -182,29 +183,6 @@ class RunOutcome(BaseModel):
         return self._messages
 
 
-def _priced(limits: LoopLimits, model: str, config: GatewayConfig | None) -> LoopLimits:
-    """Fill the limits' token prices from the gateway config's price for the model's first route."""
-    if limits.input_usd_per_mtok or limits.output_usd_per_mtok or config is None:
-        return limits
-    chain = config.routes.get(model, [])
-    provider = next((p for p in config.providers if chain and p.name == chain[0]), None)
-    upstream = getattr(provider, "openai_model", None) or model
-    price = config.prices.get(upstream)
-    if price is None:
-        return limits
-    return limits.model_copy(update={"input_usd_per_mtok": price.input_usd_per_mtok,
-                                     "output_usd_per_mtok": price.output_usd_per_mtok})
-
-
-def _usage_limit_kind(e: UsageLimitExceeded) -> LimitKind:
-    text = str(e)
-    if "request_limit" in text:
-        return "model_requests"
-    if "tool_calls_limit" in text:
-        return "tool_calls"
-    return "total_tokens"
-
-
 def _audit_result(audit: AuditLog | None, run_id: str, d: Diagnosis) -> None:
     if audit is None:
         return
@@ -247,7 +225,7 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
         check_alias(model, cfg)
     settings = WardenSettings.load() if audit is True or limits is None else None
     # config.yaml's limits, then WARDEN_LIMIT_*; an invalid value is a ConfigError naming the field
-    lim = _priced(limits or settings.limits, model, cfg)  # type: ignore[union-attr]
+    lim = priced(limits or settings.limits, model, cfg)  # type: ignore[union-attr]
     log = settings.open_audit() if settings and audit is True else (audit or None)  # the configured key
     if run_id is None:
         run_id = store.start_run(target=target, question=question or "", model=model) if store else uuid.uuid4().hex
@@ -317,7 +295,7 @@ def run_agent(ctx: ReadContext, question: str | None = DEFAULT_QUESTION, *, mode
         diagnosis = _complete(result.output, ctx, question or "", model)
         diagnosis.answered_by = _answered_by(model, cfg, providers)
     except UsageLimitExceeded as e:
-        kind = _usage_limit_kind(e)
+        kind = usage_limit_kind(e)
         on_stop(LimitExceeded(kind, str(e)))
         diagnosis = partial_diagnosis(ctx, question or "", model, LimitExceeded(kind, str(e)))
     except Exception as e:

@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 from pydantic_ai import RunContext
@@ -37,7 +37,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tools.errors import WardenError
 
+if TYPE_CHECKING:  # annotations only: importing the gateway config here would load it for every limits user
+    from gateway.config import GatewayConfig
+
 __all__ = [
+    "priced", "usage_limit_kind",
     "LimitKind",
     "LoopLimits",
     "LimitExceeded",
@@ -282,3 +286,28 @@ class LoopGuardCapability(AbstractCapability[Any]):
         if answer_now(guard) is not None:  # looping, or the last request: ask for the answer
             request_context = answer_only(request_context)
         return fit_request(guard, request_context)
+
+
+def priced(limits: LoopLimits, model: str, config: GatewayConfig | None) -> LoopLimits:
+    """The limits with their token prices (USD per million tokens) filled from the gateway config's price for the
+    model's first route; the limits unchanged when they carry prices already or no price is known."""
+    if limits.input_usd_per_mtok or limits.output_usd_per_mtok or config is None:
+        return limits
+    chain = config.routes.get(model, [])
+    provider = next((p for p in config.providers if chain and p.name == chain[0]), None)
+    upstream = getattr(provider, "openai_model", None) or model
+    price = config.prices.get(upstream)
+    if price is None:
+        return limits
+    return limits.model_copy(update={"input_usd_per_mtok": price.input_usd_per_mtok,
+                                     "output_usd_per_mtok": price.output_usd_per_mtok})
+
+
+def usage_limit_kind(e: Exception) -> LimitKind:
+    """Which loop limit a pydantic-ai ``UsageLimitExceeded`` reports (read from its message)."""
+    text = str(e)
+    if "request_limit" in text:
+        return "model_requests"
+    if "tool_calls_limit" in text:
+        return "tool_calls"
+    return "total_tokens"

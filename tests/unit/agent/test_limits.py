@@ -147,7 +147,7 @@ def test_run_is_audited_in_order(ctx, tmp_path, monkeypatch):
 
 
 def test_cost_prices_come_from_the_gateway_config():
-    from agent.diagnose import _priced
+    from agent.limits import priced
     from gateway.config import GatewayConfig
 
     cfg = GatewayConfig.model_validate({
@@ -155,7 +155,7 @@ def test_cost_prices_come_from_the_gateway_config():
                        "openai_model": "Qwen/Qwen2.5-7B-Instruct"}, {"name": "builtin", "kind": "builtin"}],
         "routes": {"llm": ["vllm", "builtin"]},
         "prices": {"Qwen/Qwen2.5-7B-Instruct": {"input_usd_per_mtok": 0.2, "output_usd_per_mtok": 0.6}}})
-    lim = _priced(LoopLimits(), "llm", cfg)
+    lim = priced(LoopLimits(), "llm", cfg)
     assert (lim.input_usd_per_mtok, lim.output_usd_per_mtok) == (0.2, 0.6)
     assert LoopGuard(lim).cost_usd(1_000_000, 1_000_000) == pytest.approx(0.8)
-    assert _priced(LoopLimits(input_usd_per_mtok=5), "llm", cfg).input_usd_per_mtok == 5  # explicit wins
+    assert priced(LoopLimits(input_usd_per_mtok=5), "llm", cfg).input_usd_per_mtok == 5  # explicit wins
