@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from collections import defaultdict
 from collections.abc import Iterator
 from statistics import median
@@ -11,7 +13,7 @@ from tools.knowledge.dcgm import UTIL_FIELDS
 from tools.models.findings import Evidence
 from tools.models.gpu_columns import SeriesKey
 
-__all__ = ["node_means", "node_values", "sample_rows", "utilisation", "peer_groups", "peer_median", "metric_evidence", "UTIL_METRICS", "SM_CLOCK", "TEMP",
+__all__ = ["PeerMedians", "node_means", "node_values", "sample_rows", "utilisation", "peer_groups", "peer_median", "metric_evidence", "UTIL_METRICS", "SM_CLOCK", "TEMP",
            "gpu_activity", "ACTIVITY_METRICS"]
 
 UTIL_METRICS = UTIL_FIELDS
@@ -96,8 +98,31 @@ def peer_groups(facts: Facts, nodes_with_data: set[str]) -> list[list[str]]:
 
 def peer_median(values: dict[str, float], group: list[str], exclude: str) -> float | None:
     """Median of ``values`` over ``group`` without ``exclude``."""
-    peers = [values[n] for n in group if n != exclude and n in values]
-    return median(peers) if peers else None
+    return PeerMedians(values, group).without(exclude)
+
+
+class PeerMedians:
+    """The median of ``values`` over a peer group with one member left out, for every member in O(log n) each
+    (sorted once): a 10,000-node group is not re-scanned per node. Same figure as ``statistics.median`` of the
+    others (the two middle values' mean for an even count)."""
+
+    def __init__(self, values: dict[str, float], group: list[str]) -> None:
+        members = dict.fromkeys(n for n in group if n in values)
+        self._values = values
+        self._members = members
+        self._sorted = sorted(values[n] for n in members)
+
+    def without(self, exclude: str) -> float | None:
+        """The median of the others (None when no other member has a value)."""
+        s = self._sorted
+        skip = bisect_left(s, self._values[exclude]) if exclude in self._members else len(s)
+        k = len(s) - (skip < len(s))
+        if k == 0:
+            return None
+
+        def at(i: int) -> float:
+            return s[i] if i < skip else s[i + 1]
+        return at(k // 2) if k % 2 else (at(k // 2 - 1) + at(k // 2)) / 2
 
 
 def metric_evidence(metric: str, node: str, value: float, peers: float | None, unit: str) -> Evidence:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tools.checks.base import CheckConfig, job_culprits
 from statistics import median
 
-from tools.checks.gpu_peers import SM_CLOCK, gpu_activity, metric_evidence, node_means, peer_groups, peer_median, utilisation
+from tools.checks.gpu_peers import SM_CLOCK, gpu_activity, metric_evidence, node_means, peer_groups, PeerMedians, utilisation
 from tools.facts import Facts
 from tools.facts.queries import affected_jobs
 from tools.knowledge.precedence import confidence
@@ -48,16 +48,17 @@ def check_gpu_straggler(facts: Facts, cfg: StragglerConfig) -> list[Finding]:
     if not facts.jobs:  # no allocations: only nodes that are doing something can be compared
         with_data -= {n for n, u in util.items() if u < cfg.idle_util_pct}
     for group in peer_groups(facts, with_data):
+        u_peers, c_peers = PeerMedians(util, group), PeerMedians(clocks, group)
         for node in group:
             if node in seen:
                 continue
             evidence, why = [], []
-            u_peer = peer_median(util, group, node)
+            u_peer = u_peers.without(node)
             if node in util and u_peer and u_peer >= cfg.min_peer_util_pct and util[node] < cfg.util_ratio * u_peer:
                 evidence.append(metric_evidence(metric or "util", node, util[node], u_peer, "%"))
                 why.append(f"{metric} {util[node]:.0f}% vs peer median {u_peer:.0f}% "
                            f"(ratio {util[node] / u_peer:.2f}, threshold {cfg.util_ratio})")
-            c_peer = peer_median(clocks, group, node)
+            c_peer = c_peers.without(node)
             if node in clocks and c_peer and clocks[node] < cfg.clock_ratio * c_peer:
                 evidence.append(metric_evidence(SM_CLOCK, node, clocks[node], c_peer, "MHz"))
                 why.append(f"SM clock {clocks[node]:.0f} MHz vs peer median {c_peer:.0f} MHz "
