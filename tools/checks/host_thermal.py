@@ -11,14 +11,12 @@ at a fraction of its clock: the job's other nodes wait for it.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 
 from tools.checks.base import CheckConfig, job_culprits, kernel_evidence
 from tools.facts import Facts
-from tools.facts.queries import affected_jobs
+from tools.facts.queries import affected_jobs, host_faults_by_node
 from tools.knowledge.precedence import confidence
 from tools.models.findings import Finding
-from tools.models.logs import HostFaultEvent
 from tools.platform import node_ref, take_out_of_service
 
 __all__ = ["HostThermalConfig", "check_host_thermal_throttle"]
@@ -41,10 +39,7 @@ def check_host_thermal_throttle(facts: Facts, cfg: HostThermalConfig) -> list[Fi
 
     Sources: kernel-log events of kind host_fault with ``what`` cpu_thermal (dmesg, journalctl -k).
     """
-    by_node: dict[str, list[HostFaultEvent]] = defaultdict(list)
-    for ev in facts.kernel_events_of("host_fault"):
-        if isinstance(ev, HostFaultEvent) and ev.what == "cpu_thermal" and ev.node:
-            by_node[ev.node].append(ev)
+    by_node = host_faults_by_node(facts, "cpu_thermal")
     findings: list[Finding] = []
     for node, events in sorted(by_node.items()):
         total = max((int(m["n"]) for e in events if (m := _TOTAL.search(e.message))), default=0)

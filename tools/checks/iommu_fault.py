@@ -10,14 +10,11 @@ on a node with no job is not enough (firmware touching reserved memory at boot p
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from tools.checks.base import CheckConfig, kernel_evidence
 from tools.facts import Facts
-from tools.facts.queries import affected_jobs
+from tools.facts.queries import affected_jobs, host_faults_by_node
 from tools.knowledge.precedence import confidence
 from tools.models.findings import Finding
-from tools.models.logs import HostFaultEvent
 from tools.platform import node_ref, take_out_of_service, victims
 
 __all__ = ["IommuConfig", "check_iommu_faults"]
@@ -36,10 +33,7 @@ def check_iommu_faults(facts: Facts, cfg: IommuConfig) -> list[Finding]:
     Source: kernel/system log events of kind host_fault, what ``iommu_fault`` (tools.parsers.kernel._host).
     Evidence strength: direct (the kernel's own fault records).
     """
-    by_node: dict[str, list[HostFaultEvent]] = defaultdict(list)
-    for ev in facts.kernel_events_of("host_fault"):
-        if isinstance(ev, HostFaultEvent) and ev.what == "iommu_fault" and ev.node:
-            by_node[ev.node].append(ev)
+    by_node = host_faults_by_node(facts, "iommu_fault")
     findings: list[Finding] = []
     for node, events in sorted(by_node.items()):
         if len(events) < cfg.min_faults:

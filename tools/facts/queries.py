@@ -10,10 +10,11 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
 from tools.facts.model import Facts
-from tools.models.logs import CheckpointEvent, KernelEventBase
+from tools.models.logs import CheckpointEvent, HostFaultEvent, KernelEventBase
 from tools.models.k8s import K8sPod
 
 __all__ = [
+    "host_faults_by_node",
     "ACTIVE_STATES", "ENDED_BADLY", "event_time", "kernel_event_time", "affected_jobs", "is_slurm_job_id",
     "same_run_jobs", "newest_checkpoint", "rank_node", "printed_on", "job_nodes", "job_user", "job_state", "first_seen",
     "CONTROL_DAEMONS", "control_plane_hosts", "same_job_name", "idle_fit_unread",
@@ -350,3 +351,13 @@ def idle_fit_unread(facts: Facts, job_id: str) -> list[str]:
     idle = [n.name for n in facts.nodes if (n.state or "") == "IDLE" and not n.drained
             and (not job.partition or job.partition in n.partitions)]
     return idle if len(idle) >= job.num_nodes else []
+
+
+def host_faults_by_node(facts: Facts, what: str) -> dict[str, list[HostFaultEvent]]:
+    """The kernel's host_fault events of one kind (``iommu_fault``, ``cpu_thermal`` ...) per node, in log order;
+    events with no node are left out. Source: kernel/system logs (tools.parsers.kernel._host)."""
+    out: dict[str, list[HostFaultEvent]] = {}
+    for ev in facts.kernel_events_of("host_fault"):
+        if isinstance(ev, HostFaultEvent) and ev.what == what and ev.node:
+            out.setdefault(ev.node, []).append(ev)
+    return out
