@@ -5,6 +5,7 @@ from __future__ import annotations
 from tools.checks.base import CheckConfig, job_culprits, log_evidence
 from tools.facts import Facts
 from tools.facts.queries import job_state, newest_checkpoint, same_run_jobs
+from tools.knowledge.checkpoints import loader_refused
 from tools.knowledge.precedence import confidence
 from tools.models.findings import ActionSpec, Finding
 from tools.platform import log_owner
@@ -36,14 +37,15 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
         events = facts.job_events(job)
         # A file the loader refuses (a state_dict that does not match the model, torch >= 2.6's weights_only
         # default rejecting a pickled class) is the code's or the environment's: an older checkpoint fails alike.
-        failures = [e for e in events if e.kind == "checkpoint_load_failure" and not _refused(e.message)]
+        failures = [e for e in events if e.kind == "checkpoint_load_failure" and not loader_refused(e.message)]
         if len(failures) < cfg.min_failures:
             continue
         bad = {p for p in (_ckpt_path(e) for e in failures) if p}
         run = set(same_run_jobs(facts, job))
         wrote_badly = any(e.kind == "checkpoint_write_failure" for j in run for e in facts.job_events(j))
         if not bad and not wrote_badly:
-            # Nothing names the broken file: a resume loads the newest save, so that one is suspect.
+            # Nothing names the broken file: a resume loads the newest save, so that one is suspect. (A failure
+            # through a pointer such as ``latest`` is resolved by newest_checkpoint itself.)
             newest = newest_checkpoint(facts, job)
             bad = {newest} if newest else set()
         newest_good = newest_checkpoint(facts, job, bad=bad)
@@ -65,13 +67,3 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
                for q in queued[:3]],
         ))
     return findings
-
-
-_REFUSALS = ("state_dict", "weights only load failed", "unsupported global", "weights_only")
-
-
-def _refused(message: str) -> bool:
-    """The loader read the file and refused it (``Error(s) in loading state_dict``, ``Weights only load failed``
-    … ``This file can still be loaded``): not a damaged checkpoint."""
-    low = message.lower()
-    return any(w in low for w in _REFUSALS)

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
 from tools.facts.model import Facts
+from tools.knowledge.checkpoints import is_pointer, loader_refused
 from tools.models.logs import CheckpointEvent, HostFaultEvent, KernelEventBase
 from tools.models.k8s import K8sPod
 
@@ -219,13 +220,23 @@ def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> 
         p = path.rstrip("/")
         return p in skip or any(b.startswith(p + "/") or p.startswith(b + "/") for b in skip)
 
+    # A checkpoint a later job of the run failed to load is no resume point either; a failure through a pointer
+    # (``latest``, ``last.ckpt``) names the newest save made before it.
+    loads = [e for e in events if isinstance(e, CheckpointEvent) and e.kind == "checkpoint_load_failure" and e.path
+             and not loader_refused(e.message)]
+    skip |= {e.path.rstrip("/") for e in loads if not is_pointer(e.path or "")}
     saved = [e for e in events if isinstance(e, CheckpointEvent) and e.kind == "checkpoint_saved" and e.path
              and not is_bad(e.path) and not any(e.path in m for m in failed)]
-    if not saved:
-        return None
 
     def order(e: CheckpointEvent) -> tuple:
         return (e.step if e.step is not None else -1, e.timestamp.timestamp() if e.timestamp else 0.0, e.line)
+
+    for load in (e for e in loads if is_pointer(e.path or "")):
+        before = [e for e in saved if not (e.timestamp and load.timestamp and e.timestamp > load.timestamp)]
+        if before:
+            saved.remove(max(before, key=order))
+    if not saved:
+        return None
 
     best = max(saved, key=order).path or ""
     # A shard or state file inside a checkpoint the run saved as a whole: resume from that checkpoint.

@@ -155,3 +155,28 @@ def test_a_pods_corrupt_checkpoint_names_the_pod_and_tells_its_owner(make_facts)
     (f,) = check_checkpoint_load_failure(facts, CheckpointConfig())
     assert f.culprits == ["pod:ml/sft-master-0"]
     assert [(a.type, a.pod, a.namespace) for a in f.suggested_actions] == [("notify_owner", "sft-master-0", "ml")]
+
+
+def test_a_failed_load_through_latest_condemns_the_newest_save_for_every_check(make_facts):
+    # The resume loads ckpt3/latest (a pointer, za-resume shape: 'latest -> step_42000' with a relative target)
+    # and dies on a zero-filled file: the newest save behind the pointer is no resume point, for this check and
+    # for any other check that resubmits a job of the run (newest_checkpoint).
+    from tools.facts.queries import newest_checkpoint
+
+    first = "\n".join(FIRST_LOG.splitlines()[:2]) + "\n"
+    second = ("2026-11-29 09:22:02,000 | INFO | ckpt | resuming from /lustre/scratch/alice/llm13b/ckpt3/latest\n"
+              "[rank0]: _pickle.UnpicklingError: invalid load key, '\\x00'.\n")
+    facts = _facts(make_facts, first, second)
+    (f,) = check_checkpoint_load_failure(facts, CheckpointConfig())
+    (a,) = f.suggested_actions
+    assert a.checkpoint == "/lustre/scratch/alice/llm13b/ckpt3/step_034000"
+    assert newest_checkpoint(facts, "75220") == "/lustre/scratch/alice/llm13b/ckpt3/step_034000"
+
+
+def test_a_refused_load_condemns_nothing(make_facts):
+    from tools.facts.queries import newest_checkpoint
+
+    first = "\n".join(FIRST_LOG.splitlines()[:2]) + "\n"
+    second = ("2026-11-29 09:22:02,000 | INFO | ckpt | resuming from /lustre/scratch/alice/llm13b/ckpt3/latest\n"
+              "RuntimeError: Error(s) in loading state_dict for GPT: Missing key(s) in state_dict: \"lm_head.weight\"\n")
+    assert newest_checkpoint(_facts(make_facts, first, second), "75220") == "/lustre/scratch/alice/llm13b/ckpt3/step_036000"
