@@ -206,7 +206,8 @@ def _by_name(facts: Facts) -> dict[str, list[str]]:
 def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> str | None:
     """The newest checkpoint saved by the job's training run (job-log checkpoint_saved events of
     the job and of earlier jobs of the same run), skipping paths in ``bad`` (a checkpoint, or a file
-    inside one) and paths that a checkpoint write failure names; None when no log names one."""
+    inside one), paths that a checkpoint write failure or a later failed load names (a load through a pointer
+    such as ``latest``: the newest save before it); None when no log names one."""
     run = same_run_jobs(facts, job_id)
     events = [e for j in run for e in facts.job_events(j)]
     failed = [e.message for e in events if e.kind in ("checkpoint_write_failure", "enospc")]
@@ -224,14 +225,16 @@ def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> 
     # (``latest``, ``last.ckpt``) names the newest save made before it.
     loads = [e for e in events if isinstance(e, CheckpointEvent) and e.kind == "checkpoint_load_failure" and e.path
              and not loader_refused(e.message)]
-    skip |= {e.path.rstrip("/") for e in loads if not is_pointer(e.path or "")}
+    # A pointer the run itself saved as a file (Lightning's last.ckpt) is that file, not the newest other save.
+    pointers = [e for e in loads if is_pointer(e.path or "") and (e.path or "").rstrip("/") not in dirs]
+    skip |= {e.path.rstrip("/") for e in loads if e not in pointers}
     saved = [e for e in events if isinstance(e, CheckpointEvent) and e.kind == "checkpoint_saved" and e.path
              and not is_bad(e.path) and not any(e.path in m for m in failed)]
 
     def order(e: CheckpointEvent) -> tuple:
         return (e.step if e.step is not None else -1, e.timestamp.timestamp() if e.timestamp else 0.0, e.line)
 
-    for load in (e for e in loads if is_pointer(e.path or "")):
+    for load in pointers:
         before = [e for e in saved if not (e.timestamp and load.timestamp and e.timestamp > load.timestamp)]
         if before:
             saved.remove(max(before, key=order))

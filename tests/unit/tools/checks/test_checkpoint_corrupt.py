@@ -180,3 +180,15 @@ def test_a_refused_load_condemns_nothing(make_facts):
     second = ("2026-11-29 09:22:02,000 | INFO | ckpt | resuming from /lustre/scratch/alice/llm13b/ckpt3/latest\n"
               "RuntimeError: Error(s) in loading state_dict for GPT: Missing key(s) in state_dict: \"lm_head.weight\"\n")
     assert newest_checkpoint(_facts(make_facts, first, second), "75220") == "/lustre/scratch/alice/llm13b/ckpt3/step_036000"
+
+
+def test_a_pointer_the_run_saved_as_a_file_is_only_that_file(make_facts):
+    # Lightning saves last.ckpt itself: a failed load of last.ckpt condemns that file, not step_036000 too.
+    from tools.facts.queries import newest_checkpoint
+
+    first = FIRST_LOG.splitlines()[0] + "\n" + FIRST_LOG.splitlines()[1] + "\n" + (
+        "2026-11-29 02:31:38,008 | INFO | ckpt | saved checkpoint to /lustre/scratch/alice/llm13b/ckpt3/last.ckpt\n")
+    second = ("2026-11-29 09:22:02,000 | INFO | ckpt | resuming from /lustre/scratch/alice/llm13b/ckpt3/last.ckpt\n"
+              "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory\n")
+    facts = _facts(make_facts, first, second)
+    assert newest_checkpoint(facts, "75220") == "/lustre/scratch/alice/llm13b/ckpt3/step_036000"
