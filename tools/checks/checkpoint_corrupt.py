@@ -40,12 +40,12 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
         failures = [e for e in events if e.kind == "checkpoint_load_failure" and not loader_refused(e.message)]
         if len(failures) < cfg.min_failures:
             continue
-        bad = {p for p in (_ckpt_path(e) for e in failures) if p}
         run = set(same_run_jobs(facts, job))
         wrote_badly = any(e.kind == "checkpoint_write_failure" for j in run for e in facts.job_events(j))
-        if not bad and not wrote_badly:
-            # Nothing names the broken file: a resume loads the newest save, so that one is suspect. (A failure
-            # through a pointer such as ``latest`` is resolved by newest_checkpoint itself.)
+        # newest_checkpoint skips what a failed load names itself (a pointer such as ``latest``: the save behind it)
+        bad: set[str] = set()
+        if not any(_ckpt_path(e) for e in failures) and not wrote_badly:
+            # Nothing names the broken file: a resume loads the newest save, so that one is suspect.
             newest = newest_checkpoint(facts, job)
             bad = {newest} if newest else set()
         newest_good = newest_checkpoint(facts, job, bad=bad)

@@ -213,9 +213,7 @@ def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> 
     failed = [e.message for e in events if e.kind in ("checkpoint_write_failure", "enospc")]
     skip = {b.rstrip("/") for b in bad}
 
-    # A saved checkpoint directory that holds a bad file is bad, and so is every other file saved inside it.
     dirs = {e.path.rstrip("/") for e in events if isinstance(e, CheckpointEvent) and e.kind == "checkpoint_saved" and e.path}
-    skip |= {d for d in dirs if any(b.startswith(d + "/") for b in skip)}
 
     def is_bad(path: str) -> bool:  # the checkpoint itself, or a file inside it (step_5 vs step_5/model.pt)
         p = path.rstrip("/")
@@ -228,6 +226,8 @@ def newest_checkpoint(facts: Facts, job_id: str, *, bad: Iterable[str] = ()) -> 
     # A pointer the run itself saved as a file (Lightning's last.ckpt) is that file, not the newest other save.
     pointers = [e for e in loads if is_pointer(e.path or "") and (e.path or "").rstrip("/") not in dirs]
     skip |= {e.path.rstrip("/") for e in loads if e not in pointers}
+    # A saved checkpoint directory that holds a bad file is bad, and so is every other file saved inside it.
+    skip |= {d for d in dirs if any(b.startswith(d + "/") for b in skip)}
     saved = [e for e in events if isinstance(e, CheckpointEvent) and e.kind == "checkpoint_saved" and e.path
              and not is_bad(e.path) and not any(e.path in m for m in failed)]
 
