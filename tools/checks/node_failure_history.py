@@ -64,7 +64,11 @@ def check_node_failure_history(facts: Facts, cfg: NodeHistoryConfig) -> list[Fin
         for n in r.nodes:
             by_node[n].append(r)
     findings: list[Finding] = []
-    for node, rows in by_node.items():
+    # A multi-node job's failure counts against every node it held; once a node with more failures is
+    # named, the failures it shares with others are explained and count no longer against them.
+    explained: dict[str, int] = {}  # job id -> failures of the node that explains it
+    for node, all_rows in sorted(by_node.items(), key=lambda kv: -len(kv[1])):
+        rows = [r for r in all_rows if explained.get(r.job_id, 0) <= len(all_rows)]
         if len(rows) / len(failed) > cfg.max_share and len(by_node) > 1 and len(rows) > cfg.black_hole_jobs * 3:
             continue
         window = facts.captured_at - timedelta(hours=cfg.black_hole_window_h)
@@ -84,6 +88,8 @@ def check_node_failure_history(facts: Facts, cfg: NodeHistoryConfig) -> list[Fin
             chosen, corroborated = rows, len(users) >= 2
         else:
             continue
+        for r in chosen:
+            explained.setdefault(r.job_id, len(all_rows))
         ref = node_ref(facts, node)
         evidence = [Evidence(text=f"sacct: job {r.job_id} ({r.user or '?'}) {r.state} after {r.elapsed_s} s "
                                   f"on {','.join(r.nodes[:4])} at {r.end_time or r.start_time}", metric="sacct")

@@ -59,6 +59,16 @@ _CONTROLLER_LOST = re.compile(r"slurm_send_node_msg|slurm_bufs_sendto|Unable to 
                               r"Socket timed out on send/recv|Zero Bytes were transmitted", re.IGNORECASE)
 
 
+_GPU_STACK_REASON = re.compile(r"driver|nvidia|nvml|fabric ?manager|persistenced|\bgpus?\b|cuda", re.IGNORECASE)
+
+
+def _gpu_stack(reason: str, events: list[object]) -> bool:
+    """The failing software is the GPU stack (driver, NVML, Fabric Manager, persistenced, container toolkit),
+    where DCGM's diagnostic can tell a broken GPU from broken software; a prolog, epilog, SPANK plugin, slurmd or
+    mount failure is a script or daemon that no GPU test explains."""
+    return bool(_GPU_STACK_REASON.search(reason)) or any(isinstance(e, (GpuStackEvent, GpuDriverEvent)) for e in events)
+
+
 def _stack_events(facts: Facts, node: str, words: tuple[str, ...]) -> list[object]:
     """Node-software log events: slurmd/SPANK failures, GPU-stack daemons failing, lines naming them."""
     out: list[object] = []
@@ -147,8 +157,7 @@ def check_node_software_fault(facts: Facts, cfg: NodeSoftwareConfig) -> list[Fin
             evidence=candidates.get(node, []) + [kernel_evidence(e) for e in events[:3]],  # type: ignore[arg-type]
             strength=strength, confidence=confidence(strength, corroborated=node in candidates and bool(events)),
             suggested_actions=take_out_of_service(facts, ref, f"node software fault: {what[:80]}")
-            + ([] if events and all(getattr(e, "what", None) == "slurmd_start_failed" for e in events)
-               else [ActionSpec(type="run_gpu_diagnostic", node=node)])
+            + ([ActionSpec(type="run_gpu_diagnostic", node=node)] if _gpu_stack(drain_reason, events) else [])
             + [ActionSpec(type="release_job", job=j, reason=f"held after its launch failed on {node}; it can start "
                           "elsewhere once the node is out of service") for j in held],
         ))

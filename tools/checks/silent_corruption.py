@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from tools.checks.base import CheckConfig, log_evidence
 from tools.facts import Facts
-from tools.facts.queries import job_nodes, rank_node, same_run_jobs
+from tools.facts.queries import job_nodes, job_user, rank_node, same_run_jobs
 from tools.knowledge.precedence import confidence
 from tools.platform import node_ref, resubmit_specs, take_out_of_service
 from tools.models.findings import ActionSpec, Finding
@@ -20,6 +20,8 @@ class NanConfig(CheckConfig):
     """Minimum NaN events before blaming a node."""
 
     min_events: int = 2
+    min_jobs: int = 2
+    """Different jobs whose NaN reports all come from one node that make the node the common cause."""
 
 
 _NAN = re.compile(r"\b(?:nan|inf)\b", re.IGNORECASE)
@@ -31,6 +33,7 @@ _PERSISTENT = re.compile(r"Possible persistent error")
 """Megatron-LM's rerun state machine (RerunMode.VALIDATE_RESULTS): a NaN or spiky result is recomputed on the
 same GPU, then on another; reproducible on the first GPU but not elsewhere is a GPU giving wrong answers
 every time (``Possible persistent error``); not even reproducible on the same GPU is a transient fault."""
+_RAISED = re.compile(r"^\s*(?:\w+\.)*\w+(?:Error|Exception):")
 _NAMED_NODE = re.compile(r"\bnode:? (?P<node>[A-Za-z0-9][\w.-]{0,63})")
 
 
@@ -39,7 +42,9 @@ def _is_nan_report(e: JobLogEventBase) -> bool:
     (Megatron's ``AssertionError: Rank 43: found NaN in local grad norm ... Device: 3, node: gpu-a-022``)."""
     if e.kind == "nan_loss":
         return True
-    return e.kind == "traceback" and bool(_NAN.search(e.message)) and bool(_NAN_SUBJECT.search(e.message))
+    # An exception line without its Traceback header (``grep AssertionError``) is a generic event.
+    raised = e.kind == "traceback" or (e.kind == "generic" and bool(_RAISED.search(e.message)))
+    return raised and bool(_NAN.search(e.message)) and bool(_NAN_SUBJECT.search(e.message))
 
 
 def _event_node(facts: Facts, job_nodes: list[str], job_id: str, e: JobLogEventBase) -> str | None:
@@ -60,7 +65,7 @@ def check_nan_on_one_node(facts: Facts, cfg: NanConfig) -> list[Finding]:
     (with the rank, or the node the message names); squeue/sacct node lists and GPU counts.
     """
     by_job: dict[str, list] = defaultdict(list)
-    for e in facts.job_events_of("nan_loss", "traceback"):
+    for e in facts.job_events_of("nan_loss", "traceback", "generic"):
         if e.job and _is_nan_report(e):
             by_job[e.job].append(e)
     findings: list[Finding] = _rerun_verdicts(facts)
@@ -86,7 +91,43 @@ def check_nan_on_one_node(facts: Facts, cfg: NanConfig) -> list[Finding]:
                                *take_out_of_service(facts, node_ref(facts, node), "NaNs only on this node's GPUs"),
                                *resubmit_specs(facts, [job], [node], f"NaNs from {node}'s GPUs")],
         ))
-    return findings
+    return findings + _nan_across_jobs(facts, cfg, by_job, findings)
+
+
+def _nan_across_jobs(facts: Facts, cfg: NanConfig, by_job: dict[str, list],
+                     found: list[Finding]) -> list[Finding]:
+    """silent_data_corruption when the NaN reports of ``min_jobs`` or more different jobs each come from
+    one node, and that node is the same for all of them and for no other node: the jobs share only that
+    node's GPUs (a repeat offender told by what failed, not only by where)."""
+    blamed = {c for f in found for c in f.culprits}
+    per_node: dict[str, list[tuple[str, list]]] = defaultdict(list)
+    for job, events in by_job.items():
+        if f"job:{job}" in blamed:
+            continue
+        j = facts.job(job) or facts.acct_job(job)
+        if not j or not j.nodes:
+            continue
+        nodes = {_event_node(facts, j.nodes, job, e) for e in events} if len(j.nodes) > 1 else {j.nodes[0]}
+        nodes.discard(None)
+        if len(nodes) == 1:
+            per_node[nodes.pop()].append((job, events))
+    common = [n for n, jobs in per_node.items() if len(jobs) >= cfg.min_jobs]
+    if len(common) != 1 or f"node:{common[0]}" in blamed:
+        return []  # NaNs spread over several nodes are the data or the code, not one node's GPUs
+    node = common[0]
+    jobs = per_node[node]
+    users = {u for job, _ in jobs if (u := job_user(facts, job))}
+    strength = "state" if len(users) >= 2 else "symptom"
+    return [Finding(
+        check="nan_on_one_node", root_cause="silent_data_corruption",
+        message=f"{len(jobs)} different job(s) of {len(users) or '?'} user(s) ({', '.join(j for j, _ in jobs[:6])}) "
+                f"died on NaN/inf losses or gradients that came from {node} (threshold {cfg.min_jobs} jobs)",
+        culprits=[f"node:{node}"],
+        evidence=[log_evidence(events[0]) for _, events in jobs[:4]],
+        strength=strength, confidence=confidence(strength, corroborated=len(jobs) > cfg.min_jobs),
+        suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node, reason="suspected silent data corruption"),
+                           *take_out_of_service(facts, node_ref(facts, node), "NaNs of several jobs from this node")],
+    )]
 
 
 def _rerun_verdicts(facts: Facts) -> list[Finding]:

@@ -88,7 +88,8 @@ SUPERSEDES: dict[str, tuple[str, ...]] = {
                       "interconnect_fault"),  # the recreated pod waits for GPUs; peers' NCCL errors when a rank went
     "job_held": ("scheduler_wait",),
     "checkpoint_corrupt": ("user_code_error", "crash_loop"),  # a pod restarting onto the same truncated file
-    "silent_data_corruption": ("user_code_error", "straggler_node"),
+    "silent_data_corruption": ("user_code_error", "straggler_node", "node_software_fault"),
+    # (a node whose GPUs compute NaNs is the node failing the jobs sent to it, told more precisely)
     "image_pull_failure": ("crash_loop",),
 }
 """cause -> the causes it explains when both are about the same culprit (most specific first)."""

@@ -153,6 +153,10 @@ def _subject(facts: Facts, raw: str) -> SubjectStatus:
     if any(j.name == name for j in facts.jobs) or any(r.name == name for r in facts.acct_jobs()):
         return SubjectStatus(subject=raw, known=True, kind="job_name")
     seen = bool(facts.kernel_events_on(name)) or bool(facts.job_events(name))
+    if not seen and (group := _node_group(facts, name)):
+        states = Counter((n.state or "UNKNOWN") for n in group)
+        return SubjectStatus(subject=raw, known=True, kind="nodes", nodes=[n.name for n in group[:8]],
+                             state=f"{len(group)} node(s): " + ", ".join(f"{c} {s}" for s, c in states.most_common()))
     return SubjectStatus(subject=raw, known=seen, kind=_guess(facts, name) if not seen else None, state=None)
 
 
@@ -170,6 +174,20 @@ def _crashed(pods: list) -> list[str]:
                 out.append(f"{p.namespace}/{p.name} exit {code}" + (f" ({why})" if why else ""))
                 break
     return out[:4]
+
+
+def _node_group(facts: Facts, name: str) -> list:
+    """The known nodes a name without its number stands for ("the ib-g nodes", "gpu-a"): at least two nodes
+    whose names are the name followed by digits (an optional dash between); else []."""
+    stem = name.lower()
+    if not stem or stem[-1].isdigit() or len(stem) < 2:
+        return []
+    out = []
+    for n in facts.nodes:
+        low = n.name.lower()
+        if low.startswith(stem) and low[len(stem):].lstrip("-").isdigit():
+            out.append(n)
+    return out if len(out) >= 2 else []
 
 
 def _guess(facts: Facts, name: str) -> str | None:

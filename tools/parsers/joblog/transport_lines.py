@@ -24,7 +24,11 @@ _NET_EVENT = [
     (re.compile(r"NET/OFI\b.*?(?P<what>completed with error[^.]*\.(?: RC: \d+\.)?(?: Error: [^.]+)?)", re.IGNORECASE), "libfabric"),
 ]
 _NET_DEVICE = re.compile(r"\b(?P<dev>mlx\d_\d+(?::\d+)?|ib[a-z0-9]+|hfi\d_\d+)\b")
-_NET_BENIGN = re.compile(r"port active|GID table change|port_active|lid change", re.IGNORECASE)
+# ibv_event_type_str's informational events (libibverbs verbs.c): the subnet manager moved, re-registered
+# the port or changed a table, or a QP reached an ordinary state; none means the link or HCA failed.
+_NET_BENIGN = re.compile(r"port active|port_active|GID table change|lid change|SM change|client reregist|"
+                         r"P_Key change|pkey change|communication established|send queue drained|SQ drained|"
+                         r"last WQE reached|SRQ limit reached|path migrated\b", re.IGNORECASE)
 _NET_REMOTE = re.compile(r"retry count exceeded|RETRY_EXC|timeout|timed out|remote|REM_ACCESS|connection reset",
                          re.IGNORECASE)
 _FS_ERROR = [

@@ -55,3 +55,30 @@ def test_jobs_whose_own_logs_explain_their_failure_do_not_make_a_black_hole(make
                        **{f"logs/{j}/out": {"job": j} for j in logs})
     at = facts.model_copy(update={"captured_at": facts.captured_at.replace(year=2026, month=5, day=20, hour=15)})
     assert check_node_failure_history(at, NodeHistoryConfig()) == []
+
+
+def _multi(job: str, user: str, day: int, nodes: str, n: int) -> str:
+    start, end = f"2026-05-{day:02d}T01:00:00", f"2026-05-{day:02d}T06:00:00"
+    return (f"{job}|j{job}|{user}|ml|gpu|FAILED|1:0|{start}|{start}|{end}|05:00:00|04:00:00|{n}|gres/gpu=8,node={n}|"
+            f"{nodes}|\n")
+
+
+# rtx-09 is in all four multi-node failures; its neighbours share three of them only because the
+# scheduler packs jobs onto adjacent nodes.
+PACKED = HEAD + "".join(_multi(j, u, d, nl, n) for j, u, d, nl, n in [
+    ("91001", "li", 14, "rtx-[08-09]", 2), ("91020", "ro", 15, "rtx-[09-10]", 2),
+    ("91044", "ana", 16, "rtx-[08-10]", 3), ("91070", "li", 18, "rtx-[07-10]", 4),
+])
+
+
+def test_a_repeat_offender_explains_the_failures_its_neighbours_share(make_facts):
+    found = check_node_failure_history(make_facts(("slurm/sacct.txt", "sacct-text", PACKED)), NodeHistoryConfig())
+    assert [f.culprits[0] for f in found] == ["node:rtx-09"]
+
+
+def test_nodes_that_always_fail_together_are_both_named(make_facts):
+    # Two nodes in every failure cannot be told apart from history alone: neither explains the other.
+    rows = HEAD + "".join(_multi(j, u, d, "rtx-[21-22]", 2) for j, u, d in
+                          [("92001", "li", 14), ("92002", "ro", 16), ("92003", "ana", 18)])
+    found = check_node_failure_history(make_facts(("slurm/sacct.txt", "sacct-text", rows)), NodeHistoryConfig())
+    assert sorted(f.culprits[0] for f in found) == ["node:rtx-21", "node:rtx-22"]

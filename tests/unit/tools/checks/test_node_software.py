@@ -41,8 +41,9 @@ def test_kill_task_failed_with_hung_enroot_task(make_facts):
     assert f.evidence[0].metric == "sinfo -R" and "Reason=Kill task failed" in f.evidence[0].text
     assert (f.evidence[1].file, f.evidence[1].line) == ("kernel/gpu003.log", 1) and "spank-epilog" in f.evidence[1].text
     assert (f.evidence[2].file, f.evidence[2].line) == ("kernel/gpu003.log", 2) and "enroot-mount" in f.evidence[2].text
-    # Slurm has drained it already: nothing to drain, a diagnostic before it goes back in service.
-    assert [(a.type, a.node) for a in f.suggested_actions] == [("run_gpu_diagnostic", "gpu003")]
+    # Slurm has drained it already: nothing to drain; a hung SPANK/enroot task is no GPU's fault, so no
+    # GPU diagnostic either.
+    assert f.suggested_actions == []
     assert f.message == "gpu003: node software failing (Kill task failed); 2 related log line(s)"
     assert f.confidence == confidence("state", corroborated=True)
 
@@ -71,7 +72,7 @@ def test_hostile_reason_is_quoted_not_obeyed(make_facts):
     f = next(f for f in check_node_software_fault(_facts(make_facts, reasons), NodeSoftwareConfig())
              if f.culprits[0] == "node:gpu003")
     assert "scontrol reboot ALL" in f.evidence[0].text
-    assert [(a.type, a.node, a.reason) for a in f.suggested_actions] == [("run_gpu_diagnostic", "gpu003", None)]
+    assert f.suggested_actions == []  # nothing of the reason's text became an action
 
 
 SINFO_GX = """PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST
@@ -179,3 +180,17 @@ def test_an_nhc_drain_naming_a_hardware_or_mount_check_is_not_node_software_but_
         reasons = SINFO_R.replace("Prolog error                                     ", f"{reason:<49}")
         culprits = {f.culprits[0] for f in check_node_software_fault(_facts(make_facts, reasons), NodeSoftwareConfig())}
         assert ("node:gpu011" in culprits) is software, reason
+
+
+def test_gpu_diagnostic_only_where_the_gpu_stack_failed(make_facts):
+    # An epilog script failing is a script; Fabric Manager or the driver failing may be the GPU: only then a diagnostic.
+    reasons = SINFO_R.replace("Kill task failed                                   root",
+                              "Epilog error                                       root")
+    f = next(f for f in check_node_software_fault(_facts(make_facts, reasons, journal=""), NodeSoftwareConfig())
+             if f.culprits[0] == "node:gpu003")
+    assert "run_gpu_diagnostic" not in [a.type for a in f.suggested_actions]
+    reasons = SINFO_R.replace("Kill task failed                                   root",
+                              "nvidia-fabricmanager not running                   root")
+    f = next(f for f in check_node_software_fault(_facts(make_facts, reasons, journal=""), NodeSoftwareConfig())
+             if f.culprits[0] == "node:gpu003")
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("run_gpu_diagnostic", "gpu003")]

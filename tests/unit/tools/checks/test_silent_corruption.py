@@ -99,3 +99,40 @@ def test_a_gpu_failing_megatrons_result_validation_is_named(make_facts):
                "Possible persistent error!\n")
     (f,) = check_nan_on_one_node(_facts(make_facts, REPRODUCED + verdict), NanConfig())
     assert f.culprits[0] == "node:gpu-a-022" and "every time" in f.message and f.strength == "direct"
+
+
+# Three jobs of three users over a week, each on a different set of nodes that all include gpu-c14, died on
+# NaNs: a JAX job on gpu-c14 alone, a Megatron job whose assertion names the node, a PyTorch job whose
+# NaN rank sits on gpu-c14. Each job alone has one report, below the per-job threshold.
+SACCT_WEEK = """JobID|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|Timelimit|NNodes|AllocTRES|NodeList|
+5501|jax-vit|amy|ml|gpu|FAILED|1:0|2026-02-25T10:00:00|2026-02-25T10:00:00|2026-02-25T14:00:00|04:00:00|1-00:00:00|1|gres/gpu=8,node=1|gpu-c14|
+5530|gpt-mega|bo|ml|gpu|FAILED|1:0|2026-02-27T10:00:00|2026-02-27T10:00:00|2026-02-27T19:00:00|09:00:00|2-00:00:00|2|gres/gpu=16,node=2|gpu-c[13-14]|
+5577|llama-ft|cy|ml|gpu|FAILED|1:0|2026-03-02T10:00:00|2026-03-02T10:00:00|2026-03-02T12:00:00|02:00:00|1-00:00:00|2|gres/gpu=16,node=2|gpu-c[14-15]|
+5590|llama-ft|cy|ml|gpu|COMPLETED|0:0|2026-03-03T10:00:00|2026-03-03T10:00:00|2026-03-03T20:00:00|10:00:00|1-00:00:00|2|gres/gpu=16,node=2|gpu-c[15-16]|
+"""
+WEEK_LOGS = {
+    "5501": "2026-02-25 14:00:01 step 88100 loss: nan\nFloatingPointError: NaN loss detected at step 88100\n",
+    "5530": "[rank12]: AssertionError: Rank 12: found NaN in local grad norm in backward pass before data-parallel "
+            "communication collective. Device: 4, node: gpu-c14\n",
+    "5577": "[rank3]: 2026-03-02 12:00:00 | step 900 | loss nan | grad_norm nan\n",
+}
+
+
+def _week(make_facts, logs=WEEK_LOGS):
+    return make_facts(("slurm/sacct.txt", "sacct-text", SACCT_WEEK),
+                      *[(f"logs/{j}/out", "job-log", t) for j, t in logs.items()],
+                      **{f"logs/{j}/out": {"job": j} for j in logs})
+
+
+def test_nan_failures_of_several_jobs_from_one_node_blame_that_node(make_facts):
+    found = [f for f in check_nan_on_one_node(_week(make_facts), NanConfig()) if f.culprits == ["node:gpu-c14"]]
+    (f,) = found
+    assert f.root_cause == "silent_data_corruption" and "3 different job(s) of 3 user(s)" in f.message
+    assert {a.type for a in f.suggested_actions} == {"run_gpu_diagnostic", "drain_node"}
+
+
+def test_nan_failures_from_different_nodes_blame_none(make_facts):
+    logs = dict(WEEK_LOGS, **{"5530": WEEK_LOGS["5530"].replace("node: gpu-c14", "node: gpu-c13")})
+    logs["5577"] = "[rank12]: 2026-03-02 12:00:00 | step 900 | loss nan | grad_norm nan\n"  # rank 12: gpu-c15
+    logs.pop("5501")
+    assert check_nan_on_one_node(_week(make_facts, logs), NanConfig()) == []

@@ -19,6 +19,15 @@ def test_nccl_async_events_are_local_and_say_whether_they_recovered():
     assert ok.fatal is False
 
 
+def test_subnet_manager_events_are_not_link_faults():
+    # ibv_event_type_str's informational events: an SM handover, a re-registration, table changes.
+    lines = "".join(f"ib-g03:4410:4502 [{i}] NCCL WARN NET/IB : mlx5_{i}:1 Got async event : {what}\n"
+                    for i, what in enumerate(["SM change", "client reregistration", "P_Key change", "LID change",
+                                              "local catastrophic error", "port error"]))
+    events, _ = _events(lines)
+    assert [e.fatal for e in events] == [False, False, False, False, True, True]
+
+
 def test_ucx_retries_exceeded_blame_the_far_end():
     (ev,), summary = _events("[c101:2330856:0:2330856] ib_mlx5_log.c:177  Transport retry count exceeded on mlx5_0:1/IB\n")
     assert isinstance(ev, NetEvent) and (ev.host, ev.local) == ("c101", False)
