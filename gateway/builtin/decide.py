@@ -126,6 +126,10 @@ SLOWDOWN = re.compile(r"\b(?:slow(?:er|ed|s|ing)?\b(?! to start)|(?:throughput|t
                       r"from ~?[\d.]+ ?s to ~?[\d.]+ ?s (?:per|an?) (?:step|iteration|iter|batch))", re.IGNORECASE)
 """The question reports that work got slower (``got ~30% slower``, ``slowed down by 40%``, ``throughput dropped``)."""
 
+FAILURES = re.compile(r"\b(?:jobs?|runs?|tasks?|workloads?)\b[^.?!]{0,40}?\b(?:fail(?:ed|ing|s)?|died|dies|dying|"
+                      r"crash(?:ed|es|ing)?)\b|\bfail(?:ure|ed)[ -]?rate\b|\bJobFailure", re.IGNORECASE)
+"""The question reports jobs failing (``19 jobs failed since 08:00``, ``SlurmJobFailureRate alert``)."""
+
 SILENT_MIN = 30.0
 """A RUNNING job whose log has said nothing for this long is stalled until something explains it."""
 _ENDED_BADLY = ("FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "TIMEOUT")
@@ -259,6 +263,12 @@ def decide(question: str, findings: list[dict[str, Any]], table: Precedence | No
         gaps.append("the slowdown the question reports is not explained by what was read (no throttling, Xid, "
                     "link, file-system or straggler signal); read next: per-rank step times, the fabric's port "
                     "counters and the file system's job_stats for the job")
+    bad, logged = (coverage or {}).get("ended_badly", 0), (coverage or {}).get("ended_badly_logs", 0)
+    if FAILURES.search(question) and bad and not expected:
+        # Failures the asker saw and accounting shows are a fact; no cause found is not "nothing wrong".
+        gaps.append(f"{bad} job(s) ended FAILED, NODE_FAIL, OUT_OF_MEMORY or BOOT_FAIL in the accounting read and "
+                    f"nothing read explains them ({logged} of them with a job log read); read next: the jobs' "
+                    "stdout/stderr, slurmd's log on their nodes, and sacct's ExitCode and DerivedExitCode")
     head = " ".join(f"{line}." for line in lead)
     if asked_unknown and ranked and ranked[0].score >= HEALTHY_BELOW:
         gaps.append("found meanwhile, not about it: " + ranked[0].findings[0]["message"])

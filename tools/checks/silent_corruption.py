@@ -65,10 +65,13 @@ def check_nan_on_one_node(facts: Facts, cfg: NanConfig) -> list[Finding]:
     (with the rank, or the node the message names); squeue/sacct node lists and GPU counts.
     """
     by_job: dict[str, list] = defaultdict(list)
+    seen: set[tuple[str | None, int | None]] = set()
     for e in facts.job_events_of("nan_loss", "traceback", "generic"):
-        if e.job and _is_nan_report(e):
+        if e.job and _is_nan_report(e) and (e.file, e.line) not in seen:  # one line may be two events
+            seen.add((e.file, e.line))
             by_job[e.job].append(e)
-    findings: list[Finding] = _rerun_verdicts(facts)
+    verdicts = _rerun_verdicts(facts)
+    findings: list[Finding] = list(verdicts)
     for job, events in by_job.items():
         if len(events) < cfg.min_events or any(f"job:{job}" in f.culprits for f in findings):
             continue
@@ -91,19 +94,19 @@ def check_nan_on_one_node(facts: Facts, cfg: NanConfig) -> list[Finding]:
                                *take_out_of_service(facts, node_ref(facts, node), "NaNs only on this node's GPUs"),
                                *resubmit_specs(facts, [job], [node], f"NaNs from {node}'s GPUs")],
         ))
-    return findings + _nan_across_jobs(facts, cfg, by_job, findings)
+    return findings + _nan_across_jobs(facts, cfg, by_job, verdicts)
 
 
 def _nan_across_jobs(facts: Facts, cfg: NanConfig, by_job: dict[str, list],
-                     found: list[Finding]) -> list[Finding]:
+                     verdicts: list[Finding]) -> list[Finding]:
     """silent_data_corruption when the NaN reports of ``min_jobs`` or more different jobs each come from
     one node, and that node is the same for all of them and for no other node: the jobs share only that
     node's GPUs (a repeat offender told by what failed, not only by where)."""
-    blamed = {c for f in found for c in f.culprits}
+    told = {c for f in verdicts for c in f.culprits}
     per_node: dict[str, list[tuple[str, list]]] = defaultdict(list)
     for job, events in by_job.items():
-        if f"job:{job}" in blamed:
-            continue
+        if f"job:{job}" in told:
+            continue  # Megatron's own verdict names the GPU already
         j = facts.job(job) or facts.acct_job(job)
         if not j or not j.nodes:
             continue
@@ -112,7 +115,7 @@ def _nan_across_jobs(facts: Facts, cfg: NanConfig, by_job: dict[str, list],
         if len(nodes) == 1:
             per_node[nodes.pop()].append((job, events))
     common = [n for n, jobs in per_node.items() if len(jobs) >= cfg.min_jobs]
-    if len(common) != 1 or f"node:{common[0]}" in blamed:
+    if len(common) != 1:
         return []  # NaNs spread over several nodes are the data or the code, not one node's GPUs
     node = common[0]
     jobs = per_node[node]

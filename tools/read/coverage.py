@@ -45,6 +45,9 @@ _FAMILY_FORMATS: dict[str, tuple[str, ...]] = {
 }
 
 
+_ENDED_BADLY = ("FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL")
+
+
 class UnreadableBrief(BaseModel):
     """One piece of evidence that could not be read."""
 
@@ -97,6 +100,10 @@ class EvidenceCoverage(BaseModel):
     nothing_read: bool
     """True when not one record of any family was read: there is no evidence to answer from."""
     subjects: list[SubjectStatus] = Field(default_factory=list)
+    ended_badly: int = 0
+    """Jobs accounting shows ended FAILED, NODE_FAIL, OUT_OF_MEMORY or BOOT_FAIL (sacct job rows)."""
+    ended_badly_logs: int = 0
+    """Of those, the jobs whose own log was read."""
 
 
 def _subject(facts: Facts, raw: str) -> SubjectStatus:
@@ -211,9 +218,12 @@ def get_evidence_coverage(ctx: ReadContext, *, subjects: list[str] | None = None
     read = {fam: sum(len(getattr(facts, f)) for f in fields) for fam, fields in FAMILIES.items()}
     collected = {fam: sum(1 for a in facts.artifacts if a.format in fmts) for fam, fmts in _FAMILY_FORMATS.items()}
     slurm_said = len(facts.slurm_errors)
+    bad = [r for r in facts.acct_jobs() if (r.state or "").split(" ")[0] in _ENDED_BADLY]
+    logged = {s.job for s in facts.job_logs if s.job}
     return EvidenceCoverage(
         read=read, collected=collected, unreadable_total=len(facts.unreadable),
         unreadable=[UnreadableBrief(what=u.where(), kind=u.kind, reason=u.reason[:200]) for u in facts.unreadable[:10]],
         nothing_read=not any(read.values()) and not slurm_said,
         subjects=[_subject(facts, s) for s in (subjects or [])[:10]],
+        ended_badly=len(bad), ended_badly_logs=sum(1 for r in bad if r.job_id in logged),
     )

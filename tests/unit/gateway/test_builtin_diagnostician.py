@@ -110,6 +110,19 @@ def test_unexplained_signals_are_inconclusive_with_read_only_steps():
     assert [a["type"] for a in out["proposed_actions"]] == ["run_gpu_diagnostic"]
 
 
+def test_failures_the_question_reports_and_accounting_shows_are_not_healthy():
+    coverage = {"read": {"accounting": 140, "scheduler_nodes": 30}, "subjects": [], "ended_badly": 12,
+                "ended_badly_logs": 0}
+    for q in ("Why do so many jobs keep failing today?", "JobFailureRate alert fired. Which node is bad?",
+              "Runs crashed overnight on the a100 partition, what happened?"):
+        out = decide(q, [], TABLE, coverage=coverage)
+        assert out["root_cause"] == "inconclusive" and "12 job(s) ended FAILED" in out["summary"], q
+        assert out["proposed_actions"] == []
+    # No failed job in accounting, or a question about something else: the failure gap says nothing.
+    assert decide("Why do jobs keep failing?", [], TABLE, coverage={**coverage, "ended_badly": 0})["root_cause"] == "healthy"
+    assert decide("Is the cluster fine?", [], TABLE, coverage=coverage)["root_cause"] == "healthy"
+
+
 def test_the_answer_starts_with_what_the_question_names():
     coverage = {"read": {"scheduler_jobs": 3}, "subjects": [
         {"subject": "73590", "known": True, "kind": "job", "state": "PENDING (Priority)"},
