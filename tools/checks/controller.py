@@ -42,7 +42,7 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
                  or "unable to contact slurm controller" in e.message.lower()]
     down = [e for e in messages if e.what == "controller_ping" and e.state == "DOWN"]
     killed = [e for e in facts.kernel_events_of("oom_kill") if (e.process or "") in ("slurmctld", "slurmdbd")]
-    dbd = _dbd_findings(facts, cfg)
+    dbd = _dbd_findings(facts, cfg) + _planned_takeover(facts)
     if not errors and not log_lines and not down and not killed:
         return dbd
     # slurmctld blocked in the kernel (D state) on its host: waiting on StateSaveLocation's storage, usually.
@@ -189,6 +189,31 @@ def _restarts(facts: Facts) -> list[SlurmNodeEvent]:
     ``Running as primary controller``, ``Recovered information about N jobs``)."""
     return [e for e in facts.kernel_events_of("slurm_node")
             if isinstance(e, SlurmNodeEvent) and e.what == "controller_restart"]
+
+
+def _planned_takeover(facts: Facts) -> list[Finding]:
+    """healthy: an administrator asked for a takeover (``scontrol takeover``: REQUEST_TAKEOVER or REQUEST_CONTROL
+    from a user in slurmctld's log), a backup slurmctld assumed control, and the controller commands recorded at
+    capture answered — the HA pair did what it is for. Names both hosts, whose lines of the hand-over it explains.
+    A backup taking over with no such request (the primary died) is left to unexplained_signals."""
+    events = [e for e in facts.kernel_events_of("slurm_node") if isinstance(e, SlurmNodeEvent)]
+    asked = [e for e in events if e.what == "controller_takeover"]
+    took = [e for e in events if e.what == "controller_failover"]
+    answered = _answered_since(facts)
+    failing = [e for e in facts.slurm_errors if not e.format.startswith("sacct")]
+    if not asked or not took or not answered or failing:
+        return []
+    hosts = sorted({e.node for e in asked + took if e.node})
+    # The primary's own stop around the hand-over is part of it (REQUEST_CONTROL, then Terminate signal).
+    hosts += sorted({e.node for e in _restarts(facts) if e.node and e.node not in hosts})
+    return [Finding(
+        check="controller_unreachable", root_cause="healthy",
+        message=f"a planned slurmctld takeover: {asked[0].message[:100]} on {asked[0].node or '?'}, then the backup "
+                f"took control ({took[0].node or '?'}), and the controller answered every command recorded at capture "
+                f"({', '.join(answered)}): nothing to restart, no job to requeue",
+        culprits=[f"node:{h}" for h in hosts], strength="state", confidence=0.3,
+        evidence=[kernel_evidence(e) for e in asked[:1] + took[:1]],
+    )]
 
 
 def _past_outage(log_lines: list[SlurmMessageEvent], answered: list[str], restarts: list[SlurmNodeEvent]) -> Finding:

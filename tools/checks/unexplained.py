@@ -44,7 +44,7 @@ def node_signal(ev: object) -> bool:
     if isinstance(ev, XidEvent):
         return xid_class(ev.xid) in ("unknown", "application", "recovery")
     if isinstance(ev, SlurmNodeEvent):
-        return ev.what not in ("job_cancelled", "controller_restart")
+        return ev.what not in ("job_cancelled", "controller_restart", "controller_takeover")
     if isinstance(ev, HostFaultEvent):  # corrected memory errors and the lines of a record are not signals
         return ev.fatal or ev.what in ("soft_lockup", "oops", "machine_check")
     if kind == "gpu_driver" and getattr(ev, "what", "") == "module_loaded":

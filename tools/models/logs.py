@@ -192,11 +192,14 @@ class HungTaskEvent(KernelEventBase):
 class SlurmNodeEvent(KernelEventBase):
     """slurmd / slurmstepd / SPANK plugin lines on a node: prolog or epilog failures, kill-task
     failures, plugin errors, jobs cancelled by the node's daemon; slurmctld stopping and starting
-    (``controller_restart``)."""
+    (``controller_restart``); a takeover asked for by an administrator (``controller_takeover``: ``scontrol
+    takeover``'s REQUEST_TAKEOVER / REQUEST_CONTROL RPC) and a backup slurmctld taking over from the primary
+    (``controller_failover``, error level: planned or not, the evidence around it tells)."""
 
     kind: Literal["slurm_node"] = "slurm_node"
     what: Literal["prolog_failed", "epilog_failed", "spank_error", "kill_task_failed", "node_fail",
-                  "job_cancelled", "gres_error", "controller_restart", "slurmd_start_failed", "error"] = "error"
+                  "job_cancelled", "gres_error", "controller_restart", "controller_takeover", "controller_failover",
+                  "slurmd_start_failed", "error"] = "error"
     job: str | None = None
 
 

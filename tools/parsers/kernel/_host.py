@@ -45,6 +45,11 @@ _CTLD_LIFECYCLE = re.compile(
     r"Terminate signal \(SIGINT or SIGTERM\) received|slurmctld version \S+ started|Running as primary controller|"
     r"Recovered information about \d+ jobs|Recovered state of \d+ nodes", re.IGNORECASE)
 """slurmctld's own info lines around a stop and start (its log, or journalctl -u slurmctld)."""
+_CTLD_TAKEOVER = re.compile(r"Processing RPC: REQUEST_(?:TAKEOVER|CONTROL)\b")
+"""``scontrol takeover`` (REQUEST_TAKEOVER to the backup) or a controlled hand-over (REQUEST_CONTROL to the primary)."""
+_CTLD_FAILOVER = re.compile(r"BackupController\d* \S+ taking over|backup controller \S+ taking over|"
+                            r"taking over as (?:primary|the) controller", re.IGNORECASE)
+"""A backup slurmctld assuming control (``ControlMachine X not responding, BackupController1 Y taking over``)."""
 _SLURM_JOBID = re.compile(r"(?:JOB|JobId=|job[ _])(?P<job>\d{1,12})", re.IGNORECASE)
 
 _HOST_FAULT_RULES: list[tuple[re.Pattern[str], str, bool]] = [
@@ -156,6 +161,10 @@ def classify_slurm_node(source: str, msg: str, level: str | None) -> Classified 
     spank = bool(re.match(r"spank[-_]", msg)) or "spank" in source
     if not (source.startswith(SLURM_SOURCES) or spank):
         return None
+    if source.startswith("slurmctld") and _CTLD_TAKEOVER.search(msg):
+        return "slurm_node", {"what": "controller_takeover", "job": None}
+    if source.startswith("slurmctld") and _CTLD_FAILOVER.search(msg):
+        return "slurm_node", {"what": "controller_failover", "job": None}
     if source.startswith("slurmctld") and _CTLD_LIFECYCLE.search(msg):
         return "slurm_node", {"what": "controller_restart", "job": None}
     if not (spank or "error" in msg.lower() or "***" in msg or level in ("err", "crit", "alert", "emerg")):

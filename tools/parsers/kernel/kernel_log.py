@@ -142,7 +142,7 @@ def parse_kernel_log(text: str, *, path: str, node: str | None = None, prefilter
             generic += 1
             if generic > MAX_GENERIC:
                 continue
-        severity = pre.level or ("info" if values.get("what") in ("controller_restart", "module_loaded") else _SEVERE.get(kind))
+        severity = pre.level or ("info" if values.get("what") in ("controller_restart", "controller_takeover", "module_loaded") else _SEVERE.get(kind))
         event = make_kernel_event(kind, node=pre.host or node, file=path, line=lineno, timestamp=pre.timestamp,
                                   message=_cap(msg), source=pre.source, severity=severity, **values)
         if not _merge_oom(events, event, lineno):

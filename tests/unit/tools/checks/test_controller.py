@@ -277,3 +277,38 @@ def test_slurmctld_refusing_to_run_on_its_host_names_that_host(make_facts):
                        **{"kernel/adm02.log": {"node": "adm02"}})
     (f,) = check_controller_unreachable(facts, ControllerConfig())
     assert f.culprits == ["node:adm02"] and "not a valid controller" in f.message
+
+
+# An administrator's `scontrol takeover` on a two-controller pair, as journalctl -o short-iso prints slurmctld's
+# log: the backup receives REQUEST_TAKEOVER, logs that it takes over, and runs as primary.
+TAKEOVER = """2026-03-04T08:00:11+0000 ctl-b slurmctld[4410]: slurmctld: Processing RPC: REQUEST_TAKEOVER from UID=0
+2026-03-04T08:00:14+0000 ctl-b slurmctld[4410]: slurmctld: error: ControlMachine ctl-a not responding, BackupController1 ctl-b taking over
+2026-03-04T08:00:15+0000 ctl-b slurmctld[4410]: slurmctld: Running as primary controller
+"""
+
+
+def _ha(make_facts, log: str, squeue: str = SQUEUE_OK):
+    return make_facts(("slurm/squeue.txt", "squeue-text", squeue), ("kernel/ctl-b.log", "kernel-log", log),
+                      **{"kernel/ctl-b.log": {"node": "ctl-b"}})
+
+
+def test_a_takeover_an_administrator_asked_for_is_healthy_and_explains_its_lines(make_facts):
+    from tools.checks.unexplained import UnexplainedConfig, unexplained_signals
+
+    facts = _ha(make_facts, TAKEOVER)
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert f.root_cause == "healthy" and "planned slurmctld takeover" in f.message and "node:ctl-b" in f.culprits
+    assert unexplained_signals(facts, [f], UnexplainedConfig()) is None
+
+
+def test_a_backup_taking_over_unasked_or_a_controller_not_answering_is_not_called_planned(make_facts):
+    from tools.checks.unexplained import UnexplainedConfig, unexplained_signals
+
+    unasked = "\n".join(TAKEOVER.splitlines()[1:]) + "\n"  # the primary died: nobody asked
+    facts = _ha(make_facts, unasked)
+    assert check_controller_unreachable(facts, ControllerConfig()) == []
+    left = unexplained_signals(facts, [], UnexplainedConfig())
+    assert left is not None and left.root_cause == "inconclusive" and "taking over" in left.evidence[0].text
+    # Asked for, but squeue fails at capture: the takeover did not leave a working controller.
+    found = check_controller_unreachable(_ha(make_facts, TAKEOVER, squeue=SQUEUE_ERR), ControllerConfig())
+    assert [f.root_cause for f in found] == ["controller_unreachable"]
