@@ -55,6 +55,8 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
     hosts = sorted({e.controller for e in down if e.controller} | set(hosts_killed) | set(hosts_hung))
     failing = [] if hosts else _failing_control_hosts(facts)
     hosts = hosts or sorted({e.node for e in failing if e.node})
+    local = [] if hosts else _answers_only_locally(facts, errors)
+    hosts = hosts or local
     fs_down = _fs_down(facts) if hung else []
     mine = set(control_plane_hosts(facts)) & set(hosts_hung) if hung else set()
     storage = [e for e in fs_down if e.node in mine]  # the file-system errors on slurmctld's own host
@@ -80,7 +82,7 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
         check="controller_unreachable", root_cause="controller_unreachable",
         message=f"{len(errors)} recorded Slurm command(s) and {len(log_lines)} log line(s) could not reach slurmctld"
         + (f"; slurmctld on {', '.join(gone)} is down" if (gone := [h for h in hosts if h not in hosts_hung
-                                                                   and not failing]) else "")
+                                                                   and not failing and h not in local]) else "")
         + (f"; the control daemons or MUNGE fail on {', '.join(hosts)}: {failing[0].message[:160]}" if failing else "")
         + (f" (the kernel OOM killer ended {', '.join(sorted({e.process or '?' for e in killed}))})" if killed else "")
         + (f"; slurmctld is blocked in the kernel on {', '.join(hosts_hung)} ({len(hung)} hung-task report(s))" if hung else "")
@@ -88,7 +90,9 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
            "(StateSaveLocation): restore that storage, slurmctld then resumes" if storage else "")
         + (f"; MUNGE credentials arrive expired and the clock of {', '.join(skewed)} is not synchronised: "
            "fix its time source (chrony/NTP), then munged" if munge and skewed else "")
-        + (f"; user {heavy[0]} sends {heavy[2]:.0%} of the RPCs (sdiag): its polling saturates slurmctld" if heavy else ""),
+        + (f"; user {heavy[0]} sends {heavy[2]:.0%} of the RPCs (sdiag): its polling saturates slurmctld" if heavy else "")
+        + (f"; commands run on {', '.join(local)} itself answer, so slurmctld is up there and the path to it is "
+           "what fails: a host firewall or the network in front of it (ports 6817/6818)" if local else ""),
         culprits=[f"node:{h}" for h in hosts + [n for n in skewed if n not in hosts]]
         + ([f"user:{heavy[0]}"] if heavy else []) + [f"job:{j}" for j in storm_jobs], evidence=evidence[:8],
         strength=strength, confidence=confidence(strength, corroborated=bool(errors and (hosts or log_lines))),
@@ -96,6 +100,18 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
                                       "slurmctld: poll less often (sacct, or squeue --me every minute)")
                            for j in storm_jobs if heavy],
     )] + dbd
+
+
+def _answers_only_locally(facts: Facts, errors: list) -> list[str]:
+    """Hosts where a controller command recorded on the host itself answered (its artifact names the node)
+    while the same kind of command recorded on other hosts failed to reach slurmctld: the daemon is up and
+    only remote clients are refused — the host's firewall or its network path. [] otherwise."""
+    failed_on = {a.node for a in facts.artifacts for e in errors if a.path == e.path}
+    if not errors or None in failed_on and len(failed_on) == 1:
+        return []  # no recorded failure tells where it was run from
+    ok = {a.node for a in facts.artifacts if a.node and a.read and a.records and a.format.startswith(_ANSWERING)
+          and not any(e.path == a.path for e in facts.slurm_errors)}
+    return sorted(h for h in ok - failed_on if h in control_plane_hosts(facts) or facts.node(h) is None)
 
 
 _SYSTEM_USERS = ("root", "slurm")

@@ -91,8 +91,11 @@ def _actions(job: SlurmJob, reason: str, partition_nodes: int | None = None,
                            reason="ask for no more time than the partition allows")]
     if "reserved for" in low or "maint" in low or "timelimit" in low.replace(" ", "") or "wallduration" in low \
             or "maxwall" in low:
+        # Only the owner knows whether the work fits a shorter limit or can wait for the window to pass.
         return [ActionSpec(type="update_job", job=job.job_id,
-                           reason="shorten the time limit so the job ends before the reservation starts")]
+                           reason="shorten the time limit so the job ends before the reservation starts"),
+                ActionSpec(type="notify_owner", job=job.job_id,
+                           reason=f"{reason}: the time limit runs into a reservation; shorten it or wait until after it")]
     if "nodelimit" in low.replace(" ", "") or "partitionconfig" in low.replace(" ", ""):
         fit = partition_nodes if partition_nodes and job.num_nodes and job.num_nodes > partition_nodes else None
         return [ActionSpec(type="update_job", job=job.job_id, num_nodes=fit,

@@ -312,3 +312,19 @@ def test_a_backup_taking_over_unasked_or_a_controller_not_answering_is_not_calle
     # Asked for, but squeue fails at capture: the takeover did not leave a working controller.
     found = check_controller_unreachable(_ha(make_facts, TAKEOVER, squeue=SQUEUE_ERR), ControllerConfig())
     assert [f.root_cause for f in found] == ["controller_unreachable"]
+
+
+def test_a_controller_that_answers_on_its_own_host_only_names_that_host(make_facts):
+    # sinfo from a login node fails; squeue run on the controller's host answers, and its log shows slurmctld.
+    log = "2026-03-04T09:00:02+0000 ctl-a slurmctld[2211]: slurmctld: Running as primary controller\n"
+    facts = make_facts(("slurm/sinfo_login1.txt", "sinfo-text", SINFO_ERR), ("slurm/squeue_ctl.txt", "squeue-text", SQUEUE_OK),
+                       ("kernel/ctl-a.log", "kernel-log", log),
+                       **{"slurm/sinfo_login1.txt": {"node": "login1"}, "slurm/squeue_ctl.txt": {"node": "ctl-a"},
+                          "kernel/ctl-a.log": {"node": "ctl-a"}})
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert f.root_cause == "controller_unreachable" and f.culprits == ["node:ctl-a"]
+    assert "commands run on ctl-a itself answer" in f.message and "is down" not in f.message
+    # Where the failing command ran is not recorded: nothing to compare, no host named.
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO_ERR), ("slurm/squeue_ctl.txt", "squeue-text", SQUEUE_OK),
+                       **{"slurm/squeue_ctl.txt": {"node": "ctl-a"}})
+    assert check_controller_unreachable(facts, ControllerConfig())[0].culprits == []

@@ -49,8 +49,10 @@ def test_reservation_block_proposes_a_shorter_time_limit(make_facts):
     assert f.culprits == ["job:75510"]
     assert f.evidence[0].metric == "squeue" and "Reason=ReqNodeNotAvail, Reserved for maintenance" in f.evidence[0].text
     assert "TimeLimit=1440 min" in f.evidence[0].text
-    (a,) = f.suggested_actions
+    # A shorter limit, or waiting the window out: the owner's choice, so they are told too.
+    a, told = f.suggested_actions
     assert (a.type, a.job) == ("update_job", "75510") and "time limit" in a.reason
+    assert (told.type, told.job) == ("notify_owner", "75510") and "reservation" in told.reason
     assert "pending 2.6 h" in f.message and "(threshold 10 min)" in f.message and f.strength == "state"
 
 
