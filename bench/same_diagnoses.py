@@ -1,6 +1,6 @@
 """Whether two checkouts diagnose every bundled and blind incident alike (a performance change's proof).
 
-Run:  python bench/same_diagnoses.py dump OUT.json [--only SUBSTRING]   (with PYTHONPATH at one checkout)
+Run:  python bench/same_diagnoses.py dump OUT.json [--only SUBSTRING] [--extra DIR]  (PYTHONPATH at one checkout)
       python bench/same_diagnoses.py compare BEFORE.json AFTER.json
 
 ``dump`` diagnoses every incident under evals/incidents and evals/blind/batch-* of the checkout it runs from
@@ -49,21 +49,30 @@ def _record(path: Path) -> dict:
     return out
 
 
-def _incidents(only: str | None) -> list[Path]:
+def _incidents(only: str | None, extra: list[Path] = ()) -> list[Path]:
     from evals.incident import find_incidents
 
     paths = list(find_incidents(ROOT / "evals" / "incidents"))
     for batch in sorted((ROOT / "evals" / "blind").glob("batch-*")):
         paths += list(find_incidents(batch))
+    for root in extra:  # generated clusters (bench/scale.py's snapshots), for changes only large inputs reach
+        paths += sorted(find_incidents(root))
     return [p for p in paths if not only or only in str(p)]
 
 
-def dump(out: Path, only: str | None) -> None:
+def _key(path: Path) -> str:
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:  # an --extra incident outside the checkout
+        return str(path)
+
+
+def dump(out: Path, only: str | None, extra: list[Path] = ()) -> None:
     """Diagnose every incident and write the records as JSON."""
     os.environ.setdefault("WARDEN_HOME", tempfile.mkdtemp(prefix="warden-same-"))
     records = {}
-    for path in _incidents(only):
-        key = str(path.relative_to(ROOT))
+    for path in _incidents(only, extra):
+        key = _key(path)
         try:
             records[key] = _record(path)
         except Exception as e:  # noqa: BLE001 - an error is a result to compare too
@@ -100,12 +109,14 @@ def main() -> None:
     d = sub.add_parser("dump")
     d.add_argument("out", type=Path)
     d.add_argument("--only")
+    d.add_argument("--extra", type=Path, action="append", default=[],
+                   help="also every incident under this directory (e.g. /tmp/warden-scale); repeatable")
     c = sub.add_parser("compare")
     c.add_argument("before", type=Path)
     c.add_argument("after", type=Path)
     args = ap.parse_args()
     if args.cmd == "dump":
-        dump(args.out, args.only)
+        dump(args.out, args.only, args.extra)
     else:
         sys.exit(compare(args.before, args.after))
 

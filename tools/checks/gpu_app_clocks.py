@@ -47,12 +47,18 @@ def _held_smi(facts: Facts, cfg: GpuAppClocksConfig) -> dict[str, list[str]]:
 
 
 def _held_dcgm(facts: Facts, cfg: GpuAppClocksConfig) -> dict[str, list[str]]:
-    sm = {(k[1], k[2]): v for k, v in sample_rows(facts, "DCGM_FI_DEV_SM_CLOCK") if k[1] and v > 0}
-    if not sm:
+    if not any(k[1] and v > 0 for k, v in sample_rows(facts, "DCGM_FI_DEV_SM_CLOCK")):
         return {}
+    # Only the event-reason blocks where some GPU has the applications-clocks bit are read sample by sample
+    # (int() of each distinct value in file order, so the first value int() refuses raises as it did per sample).
+    candidates = [b for b in facts.sample_blocks(*CLOCK_EVENT_FIELDS)
+                  if any(int(v) & _APP_BIT for v in dict.fromkeys(b.values))]
+    if not candidates:
+        return {}
+    sm = {(k[1], k[2]): v for k, v in sample_rows(facts, "DCGM_FI_DEV_SM_CLOCK") if k[1] and v > 0}
     peers = median(sm.values())
     held: dict[str, list[str]] = defaultdict(list)
-    for k, v in sample_rows(facts, *CLOCK_EVENT_FIELDS):
+    for k, v in ((k, v) for b in candidates for k, v in zip(b.keys, b.values)):
         bits = int(v)
         if not bits & _APP_BIT:
             continue

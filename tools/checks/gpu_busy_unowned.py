@@ -39,8 +39,17 @@ class GpuBusyUnownedConfig(CheckConfig):
 def _busy_gpus(facts: Facts, cfg: GpuBusyUnownedConfig) -> dict[str, dict[str, tuple[float | None, float | None]]]:
     """{node: {gpu: (utilization %, memory used MiB)}} of GPUs over either threshold (newest reading each)."""
     newest: dict[tuple[str, str, str], tuple[float, float]] = {}
+    # A node the scheduler runs something on is never reported (check_gpu_busy_unowned asks _unowned of each node
+    # it returns): a block of one such node's GPUs is not read sample by sample (most of a busy cluster's pages).
+    owned: dict[str, bool] = {}
     for name in ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED"):
         for b in facts.sample_blocks(name):  # columns: no MetricSample made per sample
+            if b.node:
+                skip = owned.get(b.node)
+                if skip is None:
+                    skip = owned[b.node] = not _unowned(facts, b.node)
+                if skip:
+                    continue
             times = b.times
             for i, (k, v) in enumerate(zip(b.keys, b.values)):
                 if k[1] and k[2] is not None:

@@ -72,6 +72,22 @@ def _smi(facts: Facts, cfg: PcieLinkConfig, nodes: dict[str, _Node], gpus: dict[
                  f"(max Gen{gen_max or '?'} x{width_max or '?'}), {g.utilization_gpu_pct}% busy", metric="nvidia-smi"))
 
 
+def _series_blocks(blocks: list) -> list:
+    """The blocks of a raw replay counter that can hold a series of two or more points: a block of one node's
+    GPUs, each GPU once, whose node no other block names gives each series one point (no growth, nothing
+    _replays reports), so it is left out unread (a cluster's pages: one block per node)."""
+    per_node: dict[str, int] = {}
+    for b in blocks:
+        if b.node:
+            per_node[b.node] = per_node.get(b.node, 0) + 1
+    out = []
+    for b in blocks:
+        if b.node and per_node[b.node] == 1 and len({k[2] or "?" for k in b.keys}) == len(b.keys):
+            continue
+        out.append(b)
+    return out
+
+
 def _replays(facts: Facts, cfg: PcieLinkConfig, nodes: dict[str, _Node]) -> None:
     series: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
     growth: dict[tuple[str, str], float] = {}
@@ -79,8 +95,11 @@ def _replays(facts: Facts, cfg: PcieLinkConfig, nodes: dict[str, _Node]) -> None
     # or more such names (a raw counter and an increase() query) file order across them needs the full list.
     names = [n for n in facts.metric_names() if PCIE_REPLAY in n]
     if len(names) <= 1:  # one name: its columns (no MetricSample made per sample)
+        blocks = facts.sample_blocks(*names)
+        if names and not names[0].startswith(("increase(", "rate(", "delta(")):
+            blocks = _series_blocks(blocks)
         rows = ((b.name, k, v, b.times[i] if b.times is not None else None)
-                for b in facts.sample_blocks(*names) for i, (k, v) in enumerate(zip(b.keys, b.values)))
+                for b in blocks for i, (k, v) in enumerate(zip(b.keys, b.values)))
     else:
         rows = ((s.name, (s.labels, s.node, s.gpu), s.value, s.timestamp_s)
                 for s in facts.gpu_samples if PCIE_REPLAY in s.name)

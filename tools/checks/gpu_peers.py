@@ -134,11 +134,19 @@ def metric_evidence(metric: str, node: str, value: float, peers: float | None, u
 def gpu_activity(facts: Facts) -> tuple[str | None, dict[tuple[str, str], float]]:
     """The first profiling activity field present and its mean per (node, GPU index), in percent."""
     for m in ACTIVITY_METRICS:
+        blocks = facts.sample_blocks(m)
+        pairs = [(k[1], k[2]) for b in blocks for k in b.keys]
+        scaled = [0 + v * 100.0 for b in blocks for v in b.values]  # 0 + : what sum() of one point gives (-0.0 -> 0.0)
+        if all(n and g is not None for n, g in pairs):
+            once = dict(zip(pairs, scaled))
+            if len(once) == len(pairs):  # one point per GPU (one scrape per node): its mean is that point
+                if once:
+                    return m, once
+                continue
         vals: dict[tuple[str, str], list[float]] = defaultdict(list)
-        for b in facts.sample_blocks(m):
-            for k, v in zip(b.keys, b.values):
-                if k[1] and k[2] is not None:
-                    vals[(k[1], k[2])].append(v * 100.0)
+        for (n, g), v in zip(pairs, scaled):
+            if n and g is not None:
+                vals[(n, g)].append(v)
         if vals:  # sum/len, not statistics.mean (exact Fractions, ~10x slower): the same for one or two points
             return m, {k: sum(v) / len(v) for k, v in vals.items()}
     return None, {}

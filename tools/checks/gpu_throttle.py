@@ -56,9 +56,14 @@ def _power_cap_outliers(facts: Facts, cfg: ThrottleConfig, clocks: dict[str, flo
                     out[node] = f"power limit {watts:.0f} W (peers {median:.0f} W)"
             break
     capped: dict[str, int] = {}
-    for k, v in sample_rows(facts, *_REASON_FIELDS):
-        if k[1]:
-            capped[k[1]] = capped.get(k[1], 0) + (1 if int(v) & _SW_POWER_CAP else 0)
+    for b in facts.sample_blocks(*_REASON_FIELDS):
+        if b.node:  # one node's GPUs: counted at once (all 0.0, the usual page, counts nothing)
+            capped[b.node] = capped.get(b.node, 0) + (
+                sum(1 for v in b.values if int(v) & _SW_POWER_CAP) if any(b.values) else 0)
+            continue
+        for k, v in zip(b.keys, b.values):
+            if k[1]:
+                capped[k[1]] = capped.get(k[1], 0) + (1 if int(v) & _SW_POWER_CAP else 0)
     # The uncapped peers' median clock is the same for every capped node: computed once, not per node
     # (that was O(capped x free), a quarter of the CPU at 10,000 nodes).
     peers = sorted(clocks[n] for n, k in capped.items() if k == 0 and n in clocks)
@@ -79,8 +84,12 @@ def check_gpu_thermal_throttle(facts: Facts, cfg: ThrottleConfig) -> list[Findin
     """
     reasons: dict[str, set[str]] = defaultdict(set)
     gpus: dict[str, set[str]] = defaultdict(set)
-    for k, v in sample_rows(facts, *_REASON_FIELDS):
-        if k[1]:
+    for b in facts.sample_blocks(*_REASON_FIELDS):
+        if b.node and not any(int(v) & _ANY_REASON for v in dict.fromkeys(b.values)):
+            continue  # one node's GPUs, none with a reason (int() of each distinct value in file order: a value int() refuses raises as it did per sample)
+        for k, v in zip(b.keys, b.values):
+            if not k[1]:
+                continue
             bits = int(v)
             if not bits & _ANY_REASON:
                 continue
