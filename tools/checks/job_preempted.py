@@ -77,6 +77,15 @@ def check_job_preempted(facts: Facts, cfg: JobPreemptedConfig) -> list[Finding]:
         history = later in _FAILED_SINCE
         if history:
             back += f", and its next run then ended {later}"
+        if later in ("RUNNING", "COMPLETING", "COMPLETED") and job not in suspended:
+            # Requeued by PreemptMode=REQUEUE and running (or done) again: the policy worked; nothing to fix.
+            findings.append(Finding(
+                check="job_preempted", root_cause="healthy",
+                message=f"job {job} was preempted ({len(ev)} record(s)), requeued by Slurm and is {later} again: "
+                        "preemption working as configured, nothing to restart or move"
+                        + (f"; newest checkpoint {ckpt}" if ckpt else ""),
+                culprits=[f"job:{job}"], evidence=ev[:4], strength="state", confidence=confidence("state", normal=True)))
+            continue
         again = [] if history or job in requeued or job in suspended or later == "PENDING" else resubmit_specs(
             facts, [job], [], f"job {back}")
         findings.append(Finding(

@@ -66,3 +66,19 @@ def test_preempted_then_a_failed_next_run_leaves_the_preemption_as_history(make_
     (f,) = check_job_preempted(facts, JobPreemptedConfig())
     assert "next run then ended FAILED" in f.message and f.confidence < 0.5
     assert [a.type for a in f.suggested_actions] == ["notify_owner"]  # no resubmit: the failure is another finding's
+
+
+def test_preempted_then_requeued_and_running_again_is_the_policy_working(make_facts):
+    # sacct's PREEMPTED row of the first run (sacct -D keeps it) and squeue showing the requeued job running.
+    running = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+             55120 scavenger   scav-ft     omar  R      41:07      2 gpu[24-25]
+"""
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", SACCT), ("logs/55120/out", "job-log", LOG),
+                       ("slurm/squeue.txt", "squeue-text", running), **{"logs/55120/out": {"job": "55120"}})
+    (f,) = check_job_preempted(facts, JobPreemptedConfig())
+    assert f.root_cause == "healthy" and "is RUNNING again" in f.message and f.suggested_actions == []
+    # Still pending after the requeue: the owner is told, nothing resubmitted.
+    pending = running.replace(" R      41:07      2 gpu[24-25]", " PD       0:00      2 (Priority)")
+    facts = make_facts(("slurm/sacct.txt", "sacct-text", SACCT), ("slurm/squeue.txt", "squeue-text", pending))
+    (f,) = check_job_preempted(facts, JobPreemptedConfig())
+    assert f.root_cause == "job_preempted" and [a.type for a in f.suggested_actions] == ["notify_owner"]
