@@ -138,6 +138,9 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
     # A Slurm control host is no compute client to drain: its file-system trouble is the controller's.
     control = set(control_plane_hosts(facts)) & set(per_node) - set(facts.node_names())
     clients = [n for n in clients if n not in control]
+    # Requests that only timed out "for slow reply" were answered, late: the server is slow (an overloaded
+    # MDS/OSS), not this client down — however few clients logged it.
+    clients = [n for n in clients if n in client_only or not all(_slow_reply(e) for e in per_node[n])]
     findings: list[Finding] = []
     for node in clients:
         events = per_node[node]
@@ -166,7 +169,7 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             fss = _lustre_fs_named(facts, rest)
         hung = [e for n in rest for e in facts.kernel_events_on(n) if e.kind == "hung_task"]
         jobs = affected_jobs(facts, rest, since=first_seen(facts, events))
-        slow_only = bool(events) and all(isinstance(e, LustreEvent) and e.state == "request_timeout" for e in events)
+        slow_only = bool(events) and all(_slow_reply(e) for e in events)
         evidence = [_evidence(e) for e in events[:4]] + [kernel_evidence(e) for e in hung[:2]]
         evidence += [Evidence(text=f"lfs df: {r.uuid} {r.status}", metric="lfs df") for r in down_targets[:3]]
         only_control = bool(rest) and set(rest) <= control
@@ -197,6 +200,11 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
 
 
 _NOT_MOUNTED = ("mount_failed", "not_mounted", "unmounted")
+
+
+def _slow_reply(e: object) -> bool:
+    """A Lustre request that timed out waiting for a slow reply (``Request sent has timed out for slow reply``)."""
+    return isinstance(e, LustreEvent) and e.state == "request_timeout"
 
 
 def _lustre_fs_named(facts: Facts, nodes: Iterable[str]) -> list[str]:
