@@ -73,10 +73,16 @@ class CaseScore(BaseModel):
         return self.root_cause_ok and not self.missing_culprits and self.actions_ok and not self.forbidden_proposed
 
 
+def _canonical(culprit: str) -> str:
+    """One name per thing: a Kubernetes node is a node (``k8snode:gpu-05`` and ``node:gpu-05`` are the same
+    culprit; incident authors write either)."""
+    return "node:" + culprit[len("k8snode:"):] if culprit.startswith("k8snode:") else culprit
+
+
 def score_case(expected: Expected, d: Diagnosis) -> CaseScore:
     """Compare a diagnosis with what the incident expects."""
-    got = set(d.culprits)
-    want = set(expected.culprits)
+    got = {_canonical(c) for c in d.culprits}
+    want = {_canonical(c) for c in expected.culprits}
     proposed = [a.spec for a in d.proposed_actions]
     missing_actions = [a.model_dump_json(exclude_none=True, exclude_defaults=True) for a in expected.actions
                        if not any(action_matches(a, p) for p in proposed)]

@@ -7,6 +7,7 @@ import re
 from tools.checks.base import CheckConfig
 from tools.checks.k8s_evidence import active_pods_on, event_evidence, node_culprit, node_evidence, node_events, pod_culprit
 from tools.facts import Facts
+from tools.facts.queries import kernel_event_time
 from tools.knowledge.precedence import confidence as strength_confidence
 from tools.models.findings import ActionSpec, Evidence, Finding
 from tools.models.k8s import K8sEvent
@@ -114,4 +115,30 @@ def check_k8s_node_not_ready(facts: Facts, cfg: K8sNodeNotReadyConfig) -> list[F
             suggested_actions=actions,
         ))
     findings += _from_events(facts, cfg, {n.name for n in facts.k8s_nodes})
-    return findings
+    return findings + _network_ready_after_start(facts, cfg)
+
+
+def _network_ready_after_start(facts: Facts, cfg: K8sNodeNotReadyConfig) -> list[Finding]:
+    """healthy per node that is Ready now, has stayed Ready since a transition at least ``min_not_ready_s``
+    ago, and whose kubelet's only error lines, all before that transition, said the network plugin was not
+    ready yet (``cni plugin not initialized``): a node joining or rebooting waits for its CNI DaemonSet pod
+    (calico-node, cilium) before it reports Ready. Names the node, whose start-up lines it explains."""
+    out: list[Finding] = []
+    for node in facts.k8s_nodes:
+        since = node.ready_since
+        if node.ready_status != "True" or since is None or (facts.captured_at - since).total_seconds() < cfg.min_not_ready_s:
+            continue
+        errors = [e for e in facts.kernel_events_on(node.name) if e.severity in ("err", "error", "crit", "alert", "emerg")]
+        times = [kernel_event_time(facts, e) for e in errors]
+        if not errors or not all(SOFTWARE_NOT_READY.search(e.message) and t is not None and t <= since
+                                 for e, t in zip(errors, times)):
+            continue
+        waited = (since - min(t for t in times if t is not None)).total_seconds()
+        out.append(Finding(
+            check="k8s_node_not_ready", root_cause="healthy",
+            message=f"node {node.name} waited {waited:.0f} s for its network plugin (CNI) at start-up, then went Ready "
+                    f"at {since:%H:%M:%S} and has stayed Ready: the usual join or reboot sequence, not a fault",
+            culprits=[node_culprit(node.name)], strength="state", confidence=strength_confidence("state", normal=True),
+            evidence=[node_evidence(node)] + [Evidence(text=e.message[:200], file=e.file, line=e.line) for e in errors[:2]],
+        ))
+    return out

@@ -30,3 +30,16 @@ def test_forbidden_with_explicit_exclude_nodes_matches_exactly_that_exclusion():
     assert forbidden_matches(forbidden, spec())
     assert not forbidden_matches(forbidden, spec(exclude_nodes=["gpu017"]))
     assert not forbidden_matches(spec(exclude_nodes=["gpu018"]), spec(exclude_nodes=["gpu017"]))
+
+
+def test_a_kubernetes_node_culprit_matches_under_either_prefix():
+    from evals.incident import Expected
+    from evals.scoring import score_case
+    from tools.models.findings import Diagnosis
+
+    d = Diagnosis(question="q", root_cause="gpu_hardware_fault", culprits=["k8snode:gpu-h100-05"], confidence=0.9,
+                  summary="x", proposed_actions=[])
+    for want in ("node:gpu-h100-05", "k8snode:gpu-h100-05"):
+        s = score_case(Expected(root_cause="gpu_hardware_fault", culprits=[want]), d)
+        assert not s.missing_culprits and s.culprit_precision == 1.0
+    assert score_case(Expected(root_cause="gpu_hardware_fault", culprits=["node:gpu-h100-06"]), d).missing_culprits

@@ -107,3 +107,39 @@ def test_a_kubelet_whose_network_plugin_is_not_ready_is_node_software_and_a_dead
     pleg = "[container runtime is down, PLEG is not healthy: pleg was last seen active 31m37s ago; threshold is 3m0s]"
     (f,) = check_k8s_node_not_ready(make_facts(("k8s/nodes.json", "k8s-json", _not_ready(pleg))), K8sNodeNotReadyConfig())
     assert f.root_cause == "node_unresponsive"
+
+
+def _rebooted(n):
+    # gpu-a100-01 rebooted for a kernel patch and went Ready again at 09:31:20 (capture 10:15).
+    for c in n["status"]["conditions"]:
+        if c["type"] == "Ready" and n["metadata"]["name"] == "gpu-a100-01":
+            c["lastTransitionTime"] = "2026-03-04T09:31:20Z"
+
+
+# journalctl -u kubelet -o short-iso on the node: the kubelet waits for cilium's CNI config after boot.
+KUBELET = "".join(
+    f'2026-03-04T09:{m}+0000 gpu-a100-01 kubelet[1893]: E0304 09:{m[:5]}.100200 1893 kubelet.go:2874] "Container runtime '
+    'network not ready" networkReady="NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns '
+    'error: cni plugin not initialized"\n' for m in ("30:41", "30:46", "30:51", "31:01"))
+
+
+def _boot(make_facts, log: str):
+    return make_facts(("k8s/nodes.json", "k8s-json", _nodes(_rebooted)), ("kernel/gpu-a100-01.log", "kernel-log", log),
+                      **{"kernel/gpu-a100-01.log": {"node": "gpu-a100-01"}})
+
+
+def test_a_node_that_waited_for_its_cni_at_start_and_stayed_ready_is_healthy(make_facts):
+    found = [f for f in check_k8s_node_not_ready(_boot(make_facts, KUBELET), K8sNodeNotReadyConfig())
+             if f.culprits == ["k8snode:gpu-a100-01"]]
+    (f,) = found
+    assert f.root_cause == "healthy" and "waited 39 s for its network plugin" in f.message
+
+
+def test_network_errors_after_the_node_went_ready_are_not_start_up(make_facts):
+    late = KUBELET + KUBELET.replace("09:3", "09:5")  # the same errors 20 minutes after Ready: still broken
+    assert not [f for f in check_k8s_node_not_ready(_boot(make_facts, late), K8sNodeNotReadyConfig())
+                if f.root_cause == "healthy"]
+    other = KUBELET + ('2026-03-04T09:31:02+0000 gpu-a100-01 kubelet[1893]: E0304 09:31:02.100200 1893 kubelet.go:2387] '
+                       '"Skipping pod synchronization" err="PLEG is not healthy: pleg was last seen active 3m0s ago"\n')
+    assert not [f for f in check_k8s_node_not_ready(_boot(make_facts, other), K8sNodeNotReadyConfig())
+                if f.root_cause == "healthy"]
