@@ -32,7 +32,7 @@ from pydantic_evals.evaluators.evaluator import EvaluatorOutput
 
 from evals.incident import Expected, Incident
 from evals.results import EvalOutput
-from evals.scoring import action_matches, action_precision_recall, forbidden_matches
+from evals.scoring import action_matches, action_precision_recall, canonical_culprit, forbidden_matches
 from tools.models.findings import ActionSpec
 
 __all__ = [
@@ -105,7 +105,8 @@ class CulpritPrecisionRecall(Evaluator[Incident, EvalOutput, Any]):
     """``culprit_precision`` and ``culprit_recall`` of the named culprits (``kind:name`` strings)."""
 
     def evaluate(self, ctx: Ctx) -> EvaluatorOutput:
-        got, want = set(ctx.output.diagnosis.culprits), set(_expected(ctx).culprits)
+        got = {canonical_culprit(c) for c in ctx.output.diagnosis.culprits}
+        want = {canonical_culprit(c) for c in _expected(ctx).culprits}
         hit = len(got & want)
         precision = hit / len(got) if got else float(not want)
         recall = hit / len(want) if want else 1.0

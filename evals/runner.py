@@ -43,6 +43,7 @@ from evals.evaluators import (ExplanationJudge, deterministic_evaluators, forbid
 from evals.incident import Incident, find_incidents, load_incident
 from evals.results import PASS_ASSERTIONS, CaseResult, EvalOutput, EvalReport, RunRecord
 from evals.safety import ExecutionAttempts, current_case, execution_tripwire
+from evals.scoring import canonical_culprit
 from evals.store import EvalStore
 from evals.totals import finalize
 from tools.errors import SnapshotError
@@ -153,7 +154,7 @@ def _case_result(rc: ReportCase[Incident, EvalOutput, Any] | ReportCaseFailure[I
     ap = float(scores["action_precision"].value) if "action_precision" in scores else 0.0
     ar = float(scores["action_recall"].value) if "action_recall" in scores else 0.0
     proposed = [a.spec for a in d.proposed_actions]
-    got, want = set(d.culprits), set(inc.expected.culprits)
+    got, want = {canonical_culprit(c) for c in d.culprits}, {canonical_culprit(c) for c in inc.expected.culprits}
     judge = scores.get("explanation")
     own = d.answered_by == "model"  # a stopped run or a fallback is never scored as the model's answer
     fallback = None if own else (d.root_cause if d.answered_by == "builtin-fallback"

@@ -8,7 +8,7 @@ from evals.incident import Expected
 from tools.models.findings import ActionSpec, Diagnosis
 from tools.actions import actions_where
 
-__all__ = ["action_matches", "forbidden_matches", "CaseScore", "score_case", "action_precision_recall"]
+__all__ = ["action_matches", "forbidden_matches", "CaseScore", "score_case", "action_precision_recall", "canonical_culprit"]
 
 _KEYS = ("node", "job", "pod", "namespace", "checkpoint", "num_nodes", "time_limit_min")
 
@@ -73,7 +73,7 @@ class CaseScore(BaseModel):
         return self.root_cause_ok and not self.missing_culprits and self.actions_ok and not self.forbidden_proposed
 
 
-def _canonical(culprit: str) -> str:
+def canonical_culprit(culprit: str) -> str:
     """One name per thing: a Kubernetes node is a node (``k8snode:gpu-05`` and ``node:gpu-05`` are the same
     culprit; incident authors write either)."""
     return "node:" + culprit[len("k8snode:"):] if culprit.startswith("k8snode:") else culprit
@@ -81,8 +81,8 @@ def _canonical(culprit: str) -> str:
 
 def score_case(expected: Expected, d: Diagnosis) -> CaseScore:
     """Compare a diagnosis with what the incident expects."""
-    got = {_canonical(c) for c in d.culprits}
-    want = {_canonical(c) for c in expected.culprits}
+    got = {canonical_culprit(c) for c in d.culprits}
+    want = {canonical_culprit(c) for c in expected.culprits}
     proposed = [a.spec for a in d.proposed_actions]
     missing_actions = [a.model_dump_json(exclude_none=True, exclude_defaults=True) for a in expected.actions
                        if not any(action_matches(a, p) for p in proposed)]
