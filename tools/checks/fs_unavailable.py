@@ -120,12 +120,18 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
     per_node = {n: evs for n, evs in _node_events(facts).items()
                 if len(evs) + (n in hung) >= cfg.min_events or any(_client_only(e) for e in evs)}
     down_targets = [r for r in facts.lfs_df if r.status != "active"]
+    # `lfs df` shows the client's own view: a target inactive on some clients and active on others is those
+    # clients' OSC/MDC left deactivated (lctl --device … deactivate, never reactivated), not the server.
+    local = _inactive_here_only(facts, down_targets)
+    down_targets = [r for r in down_targets if not any(r in rows for rows in local.values())]
+    for n in local:
+        per_node.setdefault(n, [])
     if not per_node and not down_targets:
         return []
     logged = {e.node for e in facts.kernel_events if e.node} | {a.node for a in facts.artifacts
                                                                if a.format == "kernel-log" and a.node}
     share = len(per_node) / max(len(logged | set(per_node)), 1)
-    client_only = {n for n, evs in per_node.items() if any(_client_only(e) for e in evs)}
+    client_only = {n for n, evs in per_node.items() if any(_client_only(e) for e in evs)} | set(local)
     if down_targets:
         clients: list[str] = []  # the servers are down: every client's errors are its consequence
     elif len(logged) >= 3:
@@ -157,8 +163,10 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             + (f" on {', '.join(fss)}" if fss else "") + f"; {len(per_node)} of {len(logged | set(per_node))} node(s) "
             "with logs report errors, the others reach the servers)",
             culprits=[ref.culprit, *lost],
-            evidence=[_evidence(e) for e in events[:4]],
-            strength="direct", confidence=confidence("direct", corroborated=len(events) >= 2 * cfg.min_events),
+            evidence=[Evidence(text=f"lfs df on {node}: {r.uuid} {r.status} (active on other clients)", file=r.file,
+                               metric="lfs df") for r in local.get(node, [])[:2]] + [_evidence(e) for e in events[:4]],
+            strength="direct", confidence=confidence("direct", corroborated=len(events) >= 2 * cfg.min_events
+                                                     or (node in local and bool(events))),
             suggested_actions=take_out_of_service(facts, ref, "file-system client down on this node") + again,
         ))
     rest = {n: evs for n, evs in per_node.items() if n not in clients}
@@ -197,6 +205,36 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             found.suggested_actions[:0] = [a for n in holes for a in take_out_of_service(
                 facts, node_ref(facts, n), "file system not mounted (its servers are down): jobs fail here at once")]
     return findings
+
+
+def _file_node(facts: Facts, path: str | None) -> str | None:
+    """The node a recorded file was taken on: its manifest ``node``, else the one known node name among the
+    words of its path and command (``lfs_df_gn14.txt``, ``lfs df /scratch (run on gn14)``)."""
+    art = next((a for a in facts.artifacts if a.path == path), None)
+    if art is None:
+        return None
+    if art.node:
+        return art.node
+    words = set(re.split(r"[^A-Za-z0-9-]+", f"{art.path} {art.command or ''}"))
+    named = [w for w in words if w and facts.node(w) is not None]
+    return named[0] if len(named) == 1 else None
+
+
+def _inactive_here_only(facts: Facts, down: list) -> dict[str, list]:
+    """{node: its `lfs df` rows showing a target inactive} for targets that another client's `lfs df` shows
+    active at the same time; {} when every view agrees (then the target is down for everyone)."""
+    if not down:
+        return {}
+    # An inactive row may print only ``OST0007 : inactive device`` (no file-system prefix): match by kind
+    # and index, and by file system where both rows name one.
+    active = [r for r in facts.lfs_df if r.status == "active"]
+    out: dict[str, list] = defaultdict(list)
+    for r in down:
+        seen = any(a.kind == r.kind and a.index == r.index and a.inodes == r.inodes and (not r.fs or a.fs == r.fs)
+                   and a.file != r.file for a in active)
+        if seen and (node := _file_node(facts, r.file)):
+            out[node].append(r)
+    return dict(out)
 
 
 _NOT_MOUNTED = ("mount_failed", "not_mounted", "unmounted")

@@ -71,3 +71,5 @@ class LfsDfRow(BaseModel):
     ``Resource temporarily unavailable``); counts are 0 when not active."""
     flags: str | None = None
     """Target state flags lfs prints after the mount column on newer Lustre (e.g. ``D``, ``R``)."""
+    file: str | None = None
+    """The output this row came from: `lfs df` runs on a client and shows that client's view of the targets."""

@@ -81,7 +81,7 @@ def _parse(text: str, *, path: str, inodes: bool) -> list[LfsDfRow]:
             name = status["name"]
             kind, index, fs, _ = _identity(name, "")
             rows.append(
-                LfsDfRow(uuid=name, kind=kind, index=index, total=0, used=0, available=0, use_pct=0.0,
+                LfsDfRow(file=path, uuid=name, kind=kind, index=index, total=0, used=0, available=0, use_pct=0.0,
                          mount="", inodes=inodes, fs=fs, status=status["status"].strip()[:200])
             )
             continue
@@ -108,7 +108,7 @@ def _parse(text: str, *, path: str, inodes: bool) -> list[LfsDfRow]:
         if not kind:
             raise ParseError(path, first_line, f"cannot tell MDT/OST and index of {uuid[:80]!r}")
         rows.append(
-            LfsDfRow(uuid=uuid, kind=kind, index=index, total=total, used=used, available=avail, use_pct=use_pct,
+            LfsDfRow(file=path, uuid=uuid, kind=kind, index=index, total=total, used=used, available=avail, use_pct=use_pct,
                      mount=mount, inodes=inodes, fs=fs, flags=" ".join(values[5:]) or None)
         )
     if pending_uuid is not None:

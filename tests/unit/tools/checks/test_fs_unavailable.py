@@ -315,3 +315,22 @@ def test_a_server_whose_own_lnet_fails_to_start_is_named(make_facts):
                           "kernel/hgx10.log": {"node": "hgx10"}})
     (f,) = [x for x in check_fs_unavailable(facts, FsUnavailableConfig()) if x.root_cause == "storage_unavailable"]
     assert "node:oss7" in f.culprits and not [a for a in f.suggested_actions if a.type == "drain_node"]
+
+
+def test_a_target_inactive_in_one_clients_lfs_df_only_is_that_clients_fault(make_facts):
+    # `lfs df` on hgx04 shows OST000b inactive (its OSC left deactivated); on hgx01 every target is active.
+    here = LFS_DF_ONE_OST_DOWN.replace("hpcfs-OST000b_UUID   : Resource temporarily unavailable",
+                                       "OST000b             : inactive device")
+    there = LFS_DF_ONE_OST_DOWN.replace("hpcfs-OST000b_UUID   : Resource temporarily unavailable",
+                                        "hpcfs-OST000b_UUID   61476352000 42001339904 16282549248  72% /hpcfs[OST:11]")
+    files = [("lustre/hpcfs/lfs_df_hgx04.txt", "lfs-df", here), ("lustre/hpcfs/lfs_df_hgx01.txt", "lfs-df", there)]
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO), *files)
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert f.root_cause == "fs_client_fault" and f.culprits[0] == "node:hgx04"
+    assert "lfs df on hgx04: OST000b inactive device (active on other clients)" in f.evidence[0].text
+    assert [a.type for a in f.suggested_actions][:1] == ["drain_node"]
+    # Both clients see it inactive: the target is down for everyone, no client is drained.
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO), ("lustre/hpcfs/lfs_df_hgx04.txt", "lfs-df", here),
+                       ("lustre/hpcfs/lfs_df_hgx01.txt", "lfs-df", here))
+    (f,) = check_fs_unavailable(facts, FsUnavailableConfig())
+    assert f.root_cause == "storage_unavailable" and not any(a.type == "drain_node" for a in f.suggested_actions)
