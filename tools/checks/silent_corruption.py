@@ -70,7 +70,7 @@ def check_nan_on_one_node(facts: Facts, cfg: NanConfig) -> list[Finding]:
         if e.job and _is_nan_report(e) and (e.file, e.line) not in seen:  # one line may be two events
             seen.add((e.file, e.line))
             by_job[e.job].append(e)
-    verdicts = _rerun_verdicts(facts)
+    verdicts = _rerun_verdicts(facts) + _replica_drift(facts)
     findings: list[Finding] = list(verdicts)
     for job, events in by_job.items():
         if len(events) < cfg.min_events or any(f"job:{job}" in f.culprits for f in findings):
@@ -131,6 +131,44 @@ def _nan_across_jobs(facts: Facts, cfg: NanConfig, by_job: dict[str, list],
         suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node, reason="suspected silent data corruption"),
                            *take_out_of_service(facts, node_ref(facts, node), "NaNs of several jobs from this node")],
     )]
+
+
+def _replica_drift(facts: Facts) -> list[Finding]:
+    """silent_data_corruption from Megatron's weight-hash check across data-parallel replicas: the ranks of one
+    node print most of the ``Hash not matching for <param>`` lines (at least twice as many as any other node's
+    and at least half of all), so its replica's weights are the ones that drifted. The job is resubmitted from
+    its newest checkpoint without the node."""
+    by_job: dict[str, list] = defaultdict(list)
+    for e in facts.job_events_of("generic"):
+        if e.job and e.exception_type == "ParamHashMismatch" and e.rank is not None:
+            by_job[e.job].append(e)
+    out: list[Finding] = []
+    for job, events in by_job.items():
+        per_node: dict[str, list] = defaultdict(list)
+        for e in events:
+            if (node := rank_node(facts, job, e.rank)) is not None:
+                per_node[node].append(e)
+        ranked = sorted(per_node.items(), key=lambda kv: -len(kv[1]))
+        if not ranked:
+            continue
+        node, mine = ranked[0]
+        nxt = len(ranked[1][1]) if len(ranked) > 1 else 0
+        if len(mine) < 3 or len(mine) < 2 * nxt or 2 * len(mine) < len(events):
+            continue  # no one replica stands out: the check cannot say whose weights drifted
+        ranks = sorted({e.rank for e in mine})
+        out.append(Finding(
+            check="nan_on_one_node", root_cause="silent_data_corruption",
+            message=f"job {job}: Megatron's weight-hash check across data-parallel replicas failed; {len(mine)} of "
+                    f"{len(events)} mismatch lines come from the ranks on {node} ({', '.join(map(str, ranks[:8]))}): "
+                    "that replica's weights drifted",
+            culprits=[f"node:{node}", f"job:{job}"],
+            evidence=[log_evidence(e) for e in mine[:3]],
+            strength="direct", confidence=confidence("direct"),
+            suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node, reason="replica weights drifted here"),
+                               *take_out_of_service(facts, node_ref(facts, node), "its DP replica's weights drifted"),
+                               *resubmit_specs(facts, [job], [node], f"weights drifted on {node}")],
+        ))
+    return out
 
 
 def _rerun_verdicts(facts: Facts) -> list[Finding]:

@@ -45,6 +45,8 @@ CLASSIFY_WORDS: tuple[str, ...] = (
     # generic error lines (_GENERIC), exception lines printed without a traceback, a shell's missing program
     "error", "fatal", "critical", "segmentation fault", "core dumped", "illegal instruction", "terminate called",
     "exception", "command not found", "mpi_abort", "pmi",
+    # Megatron's weight-hash check across data-parallel replicas
+    "hash not matching", "hashes not matching",
     # a df row of a file system at 99-100 %, aws-ofi-nccl completions, DCP shard reads
     "99%", "100%", "net/ofi", "distcp",
 )

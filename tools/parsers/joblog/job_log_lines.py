@@ -82,6 +82,10 @@ _GENERIC = re.compile(r"^\s*(?:\[?(?:ERROR|FATAL|CRITICAL)\]?[: \]]|[EF]\d{4} \d
 _MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank \d+|application called MPI_Abort\(|\bMPI_Abort\(MPI_COMM_WORLD")
 """The program asked MPI to kill every rank (Open MPI's banner line; MPICH and Intel MPI's ``application called
 MPI_Abort(MPI_COMM_WORLD, 1) - process 0``): what follows is the launcher killing the others."""
+_PARAM_HASH = re.compile(r"\bHash not matching for (?P<param>[\w.]{1,200})|Parameter hashes not matching across DP replicas")
+"""Megatron-LM's check of the weights across data-parallel replicas (``--check-weight-hash-across-dp-replicas-interval``):
+``[Rank 35] Hash not matching for module.decoder.layers.17.mlp.linear_fc1.weight in model chunk 0``. Replicas must
+hold identical weights; one whose GPUs computed wrong numbers drifts away (silent data corruption)."""
 _MPI_NO_PMI = re.compile(r"not built with SLURM's PMI support|was not built with (?:PMIx?|Slurm) support", re.IGNORECASE)
 """Open MPI launched by ``srun`` without the PMI it needs (its help text: the MPI in the job's environment was built
 without Slurm's PMI/PMIx): every rank aborts in MPI_Init, on any node."""
@@ -364,6 +368,8 @@ def classify(message: str) -> list[Classified]:
         if step:
             fields["step"] = step["step"]
         found.append(("nan_loss", None, fields))
+    if not found and (ph := _PARAM_HASH.search(message)) and ph["param"]:
+        return [("generic", "ParamHashMismatch", {})]
     if not found and _MPI_NO_PMI.search(message):
         return [("generic", "MPI_Init", {})]
     if not found and _MPI_ABORT.search(message):

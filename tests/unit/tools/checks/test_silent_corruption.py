@@ -136,3 +136,23 @@ def test_nan_failures_from_different_nodes_blame_none(make_facts):
     logs["5577"] = "[rank12]: 2026-03-02 12:00:00 | step 900 | loss nan | grad_norm nan\n"  # rank 12: gpu-c15
     logs.pop("5501")
     assert check_nan_on_one_node(_week(make_facts, logs), NanConfig()) == []
+
+
+def _hash_lines(ranks, params=("decoder.layers.3.mlp.linear_fc1.weight", "decoder.layers.3.mlp.linear_fc2.weight")):
+    return "".join(f"[rank{r}]: [Rank {r}] Hash not matching for module.{p} in model chunk 0\n" for r in ranks for p in params)
+
+
+def test_megatron_weight_hash_drift_on_one_replica_blames_its_node(make_facts):
+    # 2 nodes x 8 ranks (block distribution): every rank on gpu-a-022 (8-15) reports its weights differ; one
+    # rank on gpu-a-021 reports the same comparison from its side.
+    log = _hash_lines(range(8, 16)) + _hash_lines([0], params=("decoder.layers.3.mlp.linear_fc1.weight",)) + (
+        "[rank0]: AssertionError: Parameter hashes not matching across DP replicas\n")
+    found = [f for f in check_nan_on_one_node(_facts(make_facts, log), NanConfig()) if "weight-hash" in f.message]
+    (f,) = found
+    assert f.culprits == ["node:gpu-a-022", "job:1185012"] and "16 of 17 mismatch lines" in f.message
+    assert [a.type for a in f.suggested_actions][:2] == ["run_gpu_diagnostic", "drain_node"]
+
+
+def test_weight_hash_mismatches_spread_over_both_nodes_blame_none(make_facts):
+    log = _hash_lines([1, 2, 3, 9, 10, 11])
+    assert not [f for f in check_nan_on_one_node(_facts(make_facts, log), NanConfig()) if "weight-hash" in f.message]
