@@ -187,7 +187,9 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             + (" (only the Slurm control host(s): slurmctld/slurmdbd storage)" if only_control else "")
             + (f"; {len(down_targets)} target(s) unavailable in lfs df" if down_targets else "")
             + (f"; {len(hung)} hung task(s)" if hung else "")
-            + ("" if only_control else "; servers or network unreachable for many clients"),
+            + ("" if only_control else "; servers or network unreachable for many clients")
+            + (f"; {', '.join(stuck)} drained with Kill task failed: its processes wait on this file system, so "
+               "resume it only once the file system answers again" if (stuck := _kill_failed(facts, rest)) else ""),
             culprits=[f"fs:{fs}" for fs in fss] + _targets(rest) + _down_targets(facts, down_targets)
             + _lost_servers(facts, rest) + _failing_servers(facts) + job_culprits(jobs)
             + ([f"node:{n}" for n in sorted(rest)] if only_control else []), evidence=evidence[:6],
@@ -205,6 +207,11 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             found.suggested_actions[:0] = [a for n in holes for a in take_out_of_service(
                 facts, node_ref(facts, n), "file system not mounted (its servers are down): jobs fail here at once")]
     return findings
+
+
+def _kill_failed(facts: Facts, nodes: Iterable[str]) -> list[str]:
+    """Of ``nodes``, those drained with ``Kill task failed`` (Slurm could not end a job stuck in I/O)."""
+    return sorted(n for n in nodes if "kill task failed" in (facts.reason_of(n) or "").lower())[:3]
 
 
 def _file_node(facts: Facts, path: str | None) -> str | None:
@@ -313,6 +320,7 @@ def _down_targets(facts: Facts, down: list) -> list[str]:
         if len(gone) < len(rows):
             for r in gone:
                 target = r.uuid.removesuffix("_UUID")
+                target = target if "-" in target else f"{fs}-{target}"  # a bare ``OST000b`` row
                 if "-MDT" in target or "-OST" in target:
                     named.append(f"{'mdt' if '-MDT' in target else 'ost'}:{target}")
     return named[:4]

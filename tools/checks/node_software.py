@@ -59,6 +59,26 @@ _CONTROLLER_LOST = re.compile(r"slurm_send_node_msg|slurm_bufs_sendto|Unable to 
                               r"Socket timed out on send/recv|Zero Bytes were transmitted", re.IGNORECASE)
 
 
+_FS_KINDS = ("lustre_error", "fs_client")
+_FS_STACK = re.compile(r"\[(?:lustre|obdclass|ptlrpc|osc|mdc|lnet|nfs|sunrpc|mmfs26|mmfslinux|ceph|beegfs)\]|"
+                       r"\b(?:ll_file_\w+|cl_sync_io_wait|nfs_\w+|rpc_wait_bit_killable)\b")
+
+
+def _stuck_in_file_system_io(facts: Facts, node: str, reason: str, events: list[object]) -> bool:
+    """A ``Kill task failed`` whose node's own log shows why: its processes sit in uninterruptible file-system
+    I/O (a hung task with a Lustre/NFS/GPFS stack, or a file-system connection lost and not restored). Signals
+    cannot end a process waiting on a server; the file system is the fault, the drain its consequence."""
+    kill = "kill task failed" in reason.lower() or any(getattr(e, "what", None) == "kill_task_failed" for e in events)
+    if not kill:
+        return False
+    mine = facts.kernel_events_on(node)
+    lost = [e for e in mine if e.kind in _FS_KINDS and getattr(e, "state", None) not in ("connection_restored",
+                                                                                            "restored")]
+    restored = [e for e in mine if getattr(e, "state", None) in ("connection_restored", "restored")]
+    hung_in_fs = any(e.kind == "hung_task" for e in mine) and any(_FS_STACK.search(e.message) for e in mine)
+    return hung_in_fs or (bool(lost) and not restored)
+
+
 _GPU_STACK_REASON = re.compile(r"driver|nvidia|nvml|fabric ?manager|persistenced|\bgpus?\b|cuda", re.IGNORECASE)
 
 
@@ -138,6 +158,8 @@ def check_node_software_fault(facts: Facts, cfg: NodeSoftwareConfig) -> list[Fin
     findings: list[Finding] = []
     for node in sorted(set(candidates) | set(logs)):
         events = logs.get(node, [])
+        if _stuck_in_file_system_io(facts, node, facts.reason_of(node) or "", events):
+            continue  # the kill failed because the job's processes wait on a file system: fs_unavailable's
         if node not in candidates and not any(not (e.kind == "generic") for e in events):
             continue  # only generic lines naming a word: not enough without a drain reason
         ref = node_ref(facts, node)

@@ -57,8 +57,21 @@ def _identity(uuid: str, mount: str) -> tuple[str, int, str | None, str]:
     return "", -1, fs, mount
 
 
+def _name_bare_rows(rows: list[LfsDfRow], blocks: list[int]) -> None:
+    """Give a row lfs printed without its file system (``OST000b : Resource temporarily unavailable``) the file
+    system and mount point of the other rows of its block, when they agree on one."""
+    for i, r in enumerate(rows):
+        if r.fs:
+            continue
+        mates = {(o.fs, o.mount) for o, b in zip(rows, blocks) if b == blocks[i] and o.fs}
+        if len(mates) == 1:
+            r.fs, r.mount = next(iter(mates))
+
+
 def _parse(text: str, *, path: str, inodes: bool) -> list[LfsDfRow]:
     rows: list[LfsDfRow] = []
+    blocks: list[int] = []  # per row: which file system's block (each ends at its filesystem_summary)
+    block = 0
     pending_uuid: tuple[str, int] | None = None
     saw_header = False
     for lineno, raw in enumerate(text.splitlines(), start=1):
@@ -75,6 +88,7 @@ def _parse(text: str, *, path: str, inodes: bool) -> list[LfsDfRow]:
             continue
         if tokens[0].startswith("filesystem_summary:") or tokens[0].startswith("filesystem summary"):
             pending_uuid = None
+            block += 1
             continue
         status = _STATUS.match(line)
         if status:
@@ -84,6 +98,7 @@ def _parse(text: str, *, path: str, inodes: bool) -> list[LfsDfRow]:
                 LfsDfRow(file=path, uuid=name, kind=kind, index=index, total=0, used=0, available=0, use_pct=0.0,
                          mount="", inodes=inodes, fs=fs, status=status["status"].strip()[:200])
             )
+            blocks.append(block)
             continue
         if len(tokens) == 1 and pending_uuid is None:
             pending_uuid = (tokens[0], lineno)  # long UUID: numbers follow on the next line
@@ -111,6 +126,8 @@ def _parse(text: str, *, path: str, inodes: bool) -> list[LfsDfRow]:
             LfsDfRow(file=path, uuid=uuid, kind=kind, index=index, total=total, used=used, available=avail, use_pct=use_pct,
                      mount=mount, inodes=inodes, fs=fs, flags=" ".join(values[5:]) or None)
         )
+        blocks.append(block)
+    _name_bare_rows(rows, blocks)
     if pending_uuid is not None:
         raise ParseError(path, pending_uuid[1], f"row for {pending_uuid[0][:80]!r} has no numbers (truncated?)")
     if not saw_header and not rows:

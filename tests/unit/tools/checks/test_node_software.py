@@ -194,3 +194,17 @@ def test_gpu_diagnostic_only_where_the_gpu_stack_failed(make_facts):
     f = next(f for f in check_node_software_fault(_facts(make_facts, reasons, journal=""), NodeSoftwareConfig())
              if f.culprits[0] == "node:gpu003")
     assert [(a.type, a.node) for a in f.suggested_actions] == [("run_gpu_diagnostic", "gpu003")]
+
+
+def test_kill_task_failed_on_a_node_whose_processes_wait_on_nfs_is_the_file_system(make_facts):
+    # gpu003's job could not be killed: its python sits in D state in NFS (the server stopped answering).
+    nfs = """Mar 04 04:58:10 gpu003 kernel: nfs: server home01 not responding, still trying
+Mar 04 05:12:23 gpu003 slurmd[4121]: error: Kill task failed for JobId=74002 StepId=batch
+Mar 04 05:14:24 gpu003 kernel: INFO: task python:968457 blocked for more than 122 seconds.
+Mar 04 05:14:24 gpu003 kernel:  rpc_wait_bit_killable+0x1e/0xa0 [sunrpc]
+Mar 04 05:14:24 gpu003 kernel:  nfs_file_write+0x1b8/0x2b0 [nfs]
+"""
+    found = check_node_software_fault(_facts(make_facts, journal=nfs), NodeSoftwareConfig())
+    assert "node:gpu003" not in [f.culprits[0] for f in found]
+    # The same drain with the enroot mount helper hung (no file-system wait) stays node software.
+    assert "node:gpu003" in [f.culprits[0] for f in check_node_software_fault(_facts(make_facts), NodeSoftwareConfig())]

@@ -95,3 +95,23 @@ def test_hostile_row_is_an_error_with_capped_message() -> None:
     with pytest.raises(ParseError) as err:
         parse_lfs_df(text, path="x")
     assert err.value.line == 2 and len(str(err.value)) < 300
+
+
+def test_a_row_printed_without_its_file_system_takes_its_blocks() -> None:
+    # `lfs df` of two file systems: the bare "OST0001 : inactive device" row belongs to the second block.
+    text = """UUID                   1K-blocks        Used   Available Use% Mounted on
+home-MDT0000_UUID       1168087040    34914816  1055306752   4% /home[MDT:0]
+home-OST0000_UUID      61476352000 40121339904 18282549248  69% /home[OST:0]
+
+filesystem_summary:    61476352000 40121339904 18282549248  69% /home
+
+UUID                   1K-blocks        Used   Available Use% Mounted on
+work-MDT0000_UUID       1168087040    34914816  1055306752   4% /work[MDT:0]
+work-OST0000_UUID      61476352000 40121339904 18282549248  69% /work[OST:0]
+OST0001                : inactive device
+
+filesystem_summary:    61476352000 40121339904 18282549248  69% /work
+"""
+    bare = parse_lfs_df(text, path="lfs_df.txt")[-1]
+    assert (bare.uuid, bare.fs, bare.mount, bare.status, bare.file) == ("OST0001", "work", "/work", "inactive device",
+                                                                        "lfs_df.txt")
