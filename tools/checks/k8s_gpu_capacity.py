@@ -22,6 +22,7 @@ from tools.checks.k8s_evidence import (
     event_pod_key,
     node_culprit,
     node_evidence,
+    node_events,
     other_xids,
     pod_culprit,
     pod_evidence,
@@ -197,8 +198,47 @@ def check_k8s_gpu_capacity(facts: Facts, cfg: K8sGpuCapacityConfig) -> list[Find
         need = max((w.gpus or 0 for w in rest), default=0)
         totals = (f"; schedulable nodes have {free} free GPU(s), at most {largest} on one node, "
                   f"largest request {need}") if facts.k8s_nodes else "; node objects not collected"
+        held = _cordoned_unexplained(facts, used, need)
+        if held:
+            findings.append(_held_by_cordon(facts, held, rest, used))
+            return findings  # the capacity is there, behind a cordon nobody explained: that is the question
         findings.append(_capacity_finding(
             rest, cfg, "state" if facts.k8s_nodes else "heuristic", message=
             f"{len(rest)} pod(s) Pending on {_INSUFFICIENT} (threshold 1){totals}: {rest[0].message[:160]}",
             advice="the GPUs it needs are in use; it starts when they free up"))
     return findings
+
+
+def _cordoned_unexplained(facts: Facts, used: dict[str, int], need: int) -> list[K8sNode]:
+    """Ready nodes that are cordoned (spec.unschedulable) with enough free GPUs for the largest waiting request,
+    and nothing read that says why: no taint besides the cordon's own, no node event naming a reason."""
+    out: list[K8sNode] = []
+    for n in facts.k8s_nodes:
+        if n.ready_status != "True" or not n.unschedulable or (n.allocatable_gpu or 0) - used[n.name] < max(need, 1):
+            continue
+        taints = [t for t in n.taints if t.key != "node.kubernetes.io/unschedulable"]
+        said = [e for e in node_events(facts, n.name) if e.reason not in ("NodeNotSchedulable", "NodeSchedulable")]
+        if not taints and not said:
+            out.append(n)
+    return out
+
+
+def _held_by_cordon(facts: Facts, held: list[K8sNode], waiting: list[_Waiting], used: dict[str, int]) -> Finding:
+    """inconclusive: the waiting pods would fit on cordoned nodes, and why those were cordoned is not recorded
+    (a GPU fault someone saw, or a person's mistake): read-only, nothing uncordoned on a guess."""
+    crashed = [(p, c) for n in held for p in facts.pods_on(n.name) for c in p.containers
+               if (c.exit_code not in (None, 0) and c.state == "terminated")
+               or c.last_terminated_exit_code not in (None, 0)]
+    names = ", ".join(n.name for n in held[:3])
+    free = sum((n.allocatable_gpu or 0) - used[n.name] for n in held)
+    return Finding(
+        check="k8s_gpu_capacity", root_cause="inconclusive",
+        message=f"{len(waiting)} pod(s) Pending on {_INSUFFICIENT} would fit on {names}, cordoned with {free} free "
+                "GPU(s), and nothing read says who cordoned it or why (no taint, reason or node event)"
+                + (f"; a container on it ended non-zero before: {crashed[0][0].namespace}/{crashed[0][0].name}"
+                   if crashed else "")
+                + ": check its GPUs and ask who cordoned it before uncordoning",
+        culprits=[node_culprit(n.name) for n in held[:3]],
+        evidence=[node_evidence(n) for n in held[:3]] + [ev for w in waiting[:2] for ev in w.evidence][:3],
+        strength="state", confidence=strength_confidence("state"),
+    )

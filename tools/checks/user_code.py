@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tools.checks.base import CheckConfig, kernel_evidence, log_evidence
 from tools.facts import Facts
 from tools.facts.queries import job_nodes, job_state, same_run_jobs
@@ -165,7 +167,24 @@ def _gpu_program_faults(facts: Facts, seen: set[str]) -> list[Finding]:
             xids = [x for node_xids in app_only.values() for x in node_xids[:1]]
         faulted[job] = (errors, xids)
     return [_program_fault(subject, [faulted[j] for j in group], group, _clean_runs(facts, subject, group),
-                           job_nodes(facts, subject)) for subject, group in _by_array(list(faulted)).items()]
+                           job_nodes(facts, subject), _gpu_evidence_unread(facts, job_nodes(facts, subject)))
+            for subject, group in _by_array(list(faulted)).items()]
+
+
+_GPU_CAN_CAUSE = re.compile(r"illegal memory access|unspecified launch failure|illegal instruction|misaligned address|"
+                            r"hardware stack error|uncorrectable ECC|an illegal address", re.IGNORECASE)
+"""CUDA errors a failing GPU produces as well as a buggy program (NVIDIA's Xid catalogue: 13, 31, 43, 48, 63, 94
+surface as these in the application); a missing kernel image or an invalid argument is the build's or the code's."""
+
+
+def _gpu_evidence_unread(facts: Facts, nodes: list[str]) -> bool:
+    """Nothing was read about the GPUs of ``nodes``: no kernel log of theirs and no GPU metrics naming them."""
+    if not nodes:
+        return False
+    logged = {a.node for a in facts.artifacts if a.format == "kernel-log" and a.node} | {
+        e.node for e in facts.kernel_events if e.node}
+    sampled = facts.sampled_nodes()
+    return not any(n in logged or n in sampled for n in nodes)
 
 
 def _clean_runs(facts: Facts, subject: str, group: list[str]) -> int:
@@ -195,7 +214,7 @@ _CLEAN_HISTORY = 3
 
 
 def _program_fault(subject: str, seen: list[tuple[list[CudaErrorEvent], list[XidEvent]]], group: list[str],
-                   clean: int = 0, nodes: list[str] | None = None) -> Finding:
+                   clean: int = 0, nodes: list[str] | None = None, unread: bool = False) -> Finding:
     errors = [e for errs, _ in seen for e in errs]
     xids = list({(x.file, x.line): x for _, xs in seen for x in xs}.values())
     what = ", ".join(sorted({f"Xid {e.xid}" for e in xids} | {e.error[:60] for e in errors}))
@@ -212,6 +231,17 @@ def _program_fault(subject: str, seen: list[tuple[list[CudaErrorEvent], list[Xid
             strength="heuristic", confidence=0.5,
             suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node, reason="one GPU fault after clean runs")]
             if node else [])
+    if unread and not xids and len(group) == 1 and any(_GPU_CAN_CAUSE.search(e.message) for e in errors):
+        # One fault and nothing read about the GPU that ran it (no kernel log, no DCGM): the program's bug or
+        # the GPU cannot be told apart; "no hardware Xid" would be a claim about evidence never read.
+        node = nodes[0] if nodes and len(nodes) == 1 else None
+        return Finding(
+            check="job_user_code_error", root_cause="inconclusive",
+            message=f"job {subject}: the program faulted its GPU ({what}) and neither the kernel log nor the GPU "
+                    f"metrics of {', '.join((nodes or ['its node'])[:3])} were read: a program bug or the GPU cannot be "
+                    "told apart — read next: the node's Xid history (dmesg), its DCGM counters, dcgmi diag",
+            culprits=[f"job:{subject}"] + ([f"node:{node}"] if node else []),
+            evidence=[log_evidence(e) for e in errors[:2]], strength="heuristic", confidence=0.5)
     tasks = f" (tasks {', '.join(t.split('_', 1)[1] for t in group)})" if group != [subject] else ""
     return Finding(
         check="job_user_code_error", root_cause="user_code_error",

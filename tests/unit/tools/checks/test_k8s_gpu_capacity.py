@@ -185,3 +185,23 @@ def test_free_gpus_on_nodes_its_zonal_volume_rules_out_do_not_count(make_facts):
     found = check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig())
     assert [f.root_cause for f in found] == ["insufficient_gpu_capacity"]
     assert "volume node affinity conflict" in found[0].message
+
+
+def _cordon_01(n):
+    if n["metadata"]["name"] == "gpu-a100-01":
+        n["spec"]["unschedulable"] = True
+        n["spec"]["taints"] = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule",
+                                "timeAdded": "2026-03-04T03:11:27Z"}]
+
+
+def test_pods_that_would_fit_on_a_cordoned_node_nobody_explained_are_inconclusive(make_facts):
+    doc = json.loads(NODES)
+    for n in doc["items"]:
+        _cordon_01(n)
+    pods = json.loads(PODS)
+    pods["items"] = [p for p in pods["items"] if p["spec"].get("nodeName") != "gpu-a100-01"]  # it is empty now
+    facts = make_facts(("k8s/nodes.json", "k8s-json", json.dumps(doc)), ("k8s/pods.json", "k8s-json", json.dumps(pods)))
+    found = check_k8s_gpu_capacity(facts, K8sGpuCapacityConfig())
+    held = [f for f in found if f.root_cause == "inconclusive"]
+    assert held and held[0].culprits == ["k8snode:gpu-a100-01"] and "nothing read says who cordoned it" in held[0].message
+    assert not held[0].suggested_actions and not [f for f in found if f.root_cause == "insufficient_gpu_capacity"]

@@ -249,9 +249,12 @@ def test_one_gpu_program_fault_after_many_clean_runs_of_the_same_job_is_inconclu
     (f,) = check_job_user_code_error(facts, UserCodeConfig())
     assert f.root_cause == "inconclusive" and "after 4 clean run(s)" in f.message
     assert [(a.type, a.node) for a in f.suggested_actions] == [("run_gpu_diagnostic", "sx14")]
-    # with no clean history the same fault is the program's (and the MPI_Abort only its reaction)
+    # with no clean history (and the node's kernel log read, no Xid in it) the same fault is the program's
+    # (and the MPI_Abort only its reaction)
+    clean = "Mar  4 08:00:01 sx14 kernel: perf: interrupt took too long (2503 > 2500)\n"
     facts = make_facts(("slurm/sacct.txt", "sacct-text", sacct.replace("gmx-md|ana|COMPLETED", "other|bo|COMPLETED")),
-                       ("logs/30599/md.log", "job-log", log), **{"logs/30599/md.log": {"job": "30599"}})
+                       ("logs/30599/md.log", "job-log", log), ("kernel/sx14.log", "kernel-log", clean),
+                       **{"logs/30599/md.log": {"job": "30599"}, "kernel/sx14.log": {"node": "sx14"}})
     (f,) = check_job_user_code_error(facts, UserCodeConfig())
     assert f.root_cause == "user_code_error" and "faulted its GPU" in f.message
 
@@ -269,3 +272,17 @@ def test_an_open_mpi_built_without_slurms_pmi_is_the_jobs_own_set_up_on_any_node
     # the help text's other lines alone (no PMI sentence) say nothing about the job's MPI build
     assert check_job_user_code_error(_facts(make_facts, log.replace("OMPI was not built with SLURM's PMI support", "x")),
                                      UserCodeConfig()) == []
+
+
+def test_one_gpu_fault_with_nothing_read_about_that_gpu_is_not_called_the_programs(make_facts):
+    sacct = ("JobID|JobName|User|State|ExitCode|Start|End|NodeList\n"
+             "9401|sft|ana|FAILED|1:0|2026-03-04T08:00:00|2026-03-04T09:40:00|n31\n")
+    files = [("slurm/sacct.txt", "sacct-text", sacct), ("logs/9401/out", "job-log", IMA)]
+    ctx = {"logs/9401/out": {"job": "9401"}}
+    (f,) = [f for f in check_job_user_code_error(make_facts(*files, **ctx), UserCodeConfig()) if "faulted" in f.message]
+    assert f.root_cause == "inconclusive" and f.culprits == ["job:9401", "node:n31"] and "n31 were read" in f.message
+    # The node's kernel log was read and holds no Xid: then the fault is the program's.
+    clean = "Mar  4 09:00:01 n31 kernel: perf: interrupt took too long (2503 > 2500)\n"
+    facts = make_facts(*files, ("kernel/n31.log", "kernel-log", clean), **ctx, **{"kernel/n31.log": {"node": "n31"}})
+    (f,) = [f for f in check_job_user_code_error(facts, UserCodeConfig()) if "faulted" in f.message]
+    assert f.root_cause == "user_code_error"
