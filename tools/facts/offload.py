@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from tools.parsers import parse_artifact
 from tools.sources.base import RawArtifact
 
-__all__ = ["Offload", "HEAVY_FORMATS", "BATCH_FORMATS", "MIN_BYTES", "BATCH_BYTES"]
+__all__ = ["Offload", "HEAVY_FORMATS", "BATCH_FORMATS", "MIN_BYTES", "START_BYTES", "BATCH_BYTES"]
 
 HEAVY_FORMATS = frozenset({"scontrol-job-text", "scontrol-node-text", "sacct-text", "sacct-json", "squeue-text",
                            "squeue-json", "sinfo-json", "lctl-job-stats"})
@@ -36,8 +36,11 @@ MIN_BYTES = 512 << 10
 """An artifact of a heavy format at least this large starts the worker when a CPU is free (``_spare_cpu``):
 1,000 nodes print an 0.8 MB ``scontrol show node`` (the first Slurm file of a snapshot), where the worker
 halves the facts' wall time on two free cores but costs wall time when it must share a busy one (bench/README.md,
-fifth pass); one of 16 x MIN_BYTES or more (8 MB: 10,000 nodes print a 43 MB ``scontrol show job``) starts it
-whatever the load. 100 nodes (80 KB) and the largest bundled incident's file (under 100 KB) stay in process."""
+fifth pass); one of ``START_BYTES`` or more starts it whatever the load. 100 nodes (80 KB) and the largest bundled incident's file (under 100 KB) stay in process."""
+START_BYTES = 12 * MIN_BYTES
+"""A heavy-format artifact this large (6 MB) starts the worker whatever the load: 10,000 nodes print an 8 MB
+``scontrol show node`` first (parsed here on a busy machine before, 0.7 s of this process) and a 43 MB
+``scontrol show job``; 1,000 nodes' largest file (4 MB) stays under it."""
 BATCH_BYTES = 1 << 20
 """Bytes of batch-format files sent to the worker as one task."""
 TIMEOUT_S = 300.0
@@ -142,6 +145,7 @@ class Offload:
         self._batch_bytes = 0
         self._batch_future: Future[list[Any]] | None = None
         self._sent: list[Future[list[Any]]] = []
+        self._sizes: dict[Future[list[Any]], int] = {}  # bytes of the artifacts of each task sent
         self._usable = _cpus() >= 2 and "fork" in multiprocessing.get_all_start_methods()
 
     def wants(self, art: RawArtifact) -> bool:
@@ -153,8 +157,12 @@ class Offload:
         if art.format in HEAVY_FORMATS:  # once it runs, the cluster's other large Slurm outputs go there too
             size = len(art.data)
             if self._pool is not None:
-                return size >= MIN_BYTES // 8
-            return size >= 16 * MIN_BYTES or (size >= MIN_BYTES and _spare_cpu())
+                # ...but one under START_BYTES while the worker has four times it queued still is parsed here: it
+                # costs no packing, pickling and unpacking of its records, and the kernel logs the worker then
+                # takes instead balance the two processes (10,000 nodes: squeue's 33,000 jobs behind 51 MB of
+                # scontrol output)
+                return size >= START_BYTES or (size >= MIN_BYTES // 8 and self._queued() < 4 * size)
+            return size >= START_BYTES or (size >= MIN_BYTES and _spare_cpu())
         if art.format not in BATCH_FORMATS or self._pool is None:
             return False
         return bool(self._batch) or all(f.done() for f in self._sent)
@@ -193,10 +201,16 @@ class Offload:
         try:
             sent = self._pool.submit(_parse_all, arts)
             self._sent = [f for f in self._sent if not f.done()] + [sent]
+            self._sizes = {f: self._sizes.get(f, 0) for f in self._sent}
+            self._sizes[sent] = sum(len(a.data) for a in arts)
             return sent
         except Exception as e:  # noqa: BLE001 - a broken pool: these are parsed here
             self._broken = True
             return _failed(e)
+
+    def _queued(self) -> int:
+        """Bytes of the tasks sent that the worker has not finished."""
+        return sum(n for f, n in self._sizes.items() if not f.done())
 
     @staticmethod
     def ready(ticket: tuple[Future[list[Any]] | None, int, RawArtifact]) -> bool:

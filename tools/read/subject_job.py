@@ -16,35 +16,29 @@ NODE_FORMATS = frozenset({"kernel-log", "dcgm-prometheus-text", "nvidia-smi-csv"
 """Formats whose files are about one node's own health."""
 
 
-def _covered(facts: Facts) -> tuple[set[str], set[str]]:
-    """(nodes with node-level evidence read, nodes whose exporter answered ``up == 0``)."""
-    def build() -> tuple[set[str], set[str]]:
-        covered = {a.node for a in facts.artifacts if a.read and a.records and a.node and a.format in NODE_FORMATS}
-        covered |= {e.node for e in facts.kernel_events if e.node}
+def _exporters_down(facts: Facts) -> set[str]:
+    """Nodes whose exporter answered ``up == 0`` (built once; only the ``up`` series are read: the set of nodes
+    with node-level evidence, which this once built beside it from every sample block, artifact and kernel event
+    of the snapshot, was read by nobody)."""
+    def build() -> set[str]:
         down: set[str] = set()
-        for name in facts.metric_names():
-            for b in facts.sample_blocks(name):  # columns: no MetricSample made per sample
-                if name == "up":
-                    down.update(k[1] for k, v in zip(b.keys, b.values) if k[1] and v == 0)
-                elif b.node:
-                    covered.add(b.node)
-                else:
-                    covered.update(k[1] for k in b.keys if k[1])
-        return covered, down
-    return facts.cached("node_coverage", build)
+        for b in facts.sample_blocks("up"):  # columns: no MetricSample made per sample
+            down.update(k[1] for k, v in zip(b.keys, b.values) if k[1] and v == 0)
+        return down
+    return facts.cached("exporters_down", build)
 
 
 def unread_nodes(facts: Facts, job_id: str) -> list[str]:
     """The job's nodes (at most 16) whose metrics exporter answered Prometheus with ``up == 0``: their
     GPU and host metrics are missing or stale, so nothing can be concluded about them. (Files that could
     not be read or fetched are already in ``Facts.unreadable``; a node nobody collected is not a gap.)"""
-    _covered_nodes, down = _covered(facts)
+    down = _exporters_down(facts)
     return [n for n in job_nodes(facts, job_id) if n in down][:16]
 
 
 def exporter_down(facts: Facts, node: str) -> bool:
     """Prometheus answered ``up == 0`` for the node's metrics exporter."""
-    return node in _covered(facts)[1]
+    return node in _exporters_down(facts)
 
 
 def silent_minutes(facts: Facts, job_id: str) -> float | None:

@@ -55,6 +55,7 @@ def test_offloaded_facts_equal_in_process_facts(cluster, monkeypatch: pytest.Mon
         return real_submit(self, art)
 
     monkeypatch.setattr(offload, "MIN_BYTES", 1)  # every Slurm output goes to the worker
+    monkeypatch.setattr(offload, "START_BYTES", 1)  # whatever the load and whatever it has queued
     monkeypatch.setattr(offload, "BATCH_BYTES", 4096)  # and kernel logs in several batches
     monkeypatch.setattr(Offload, "submit", submit)
     remote = _facts(arts, src)
@@ -69,6 +70,7 @@ def test_a_file_that_does_not_parse_in_the_worker_is_unreadable_as_in_process(cl
               if a.format == "scontrol-job-text" else a for a in arts]
     local = _facts(broken, src)
     monkeypatch.setattr(offload, "MIN_BYTES", 1)
+    monkeypatch.setattr(offload, "START_BYTES", 1)
     remote = _facts(broken, src)
     _same(local, remote)
     (why,) = [u for u in remote.unreadable if u.format == "scontrol-job-text"]
@@ -84,6 +86,7 @@ def test_a_worker_that_cannot_start_leaves_the_facts_as_in_process(cluster, monk
             raise OSError("no processes here")
 
     monkeypatch.setattr(offload, "MIN_BYTES", 1)
+    monkeypatch.setattr(offload, "START_BYTES", 1)
     monkeypatch.setattr(offload, "ProcessPoolExecutor", NoPool)
     _same(local, _facts(arts, src))
 
@@ -109,6 +112,7 @@ def test_a_worker_that_does_not_answer_is_stopped_and_its_files_parsed_here(clus
         return parse_artifact(art)
 
     monkeypatch.setattr(offload, "MIN_BYTES", 1)
+    monkeypatch.setattr(offload, "START_BYTES", 1)
     monkeypatch.setattr(offload, "TIMEOUT_S", 0.5)
     monkeypatch.setattr(offload, "parse_artifact", stuck_in_worker)
     started = time.monotonic()
@@ -128,3 +132,17 @@ def test_the_worker_starts_by_size_and_by_a_free_cpu(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(offload, "_cpus", lambda: 2)
     art = RawArtifact(format="scontrol-job-text", data=b"x" * size, path="slurm/scontrol_show_job.txt")
     assert Offload().wants(art) is starts
+
+
+def test_a_smaller_heavy_file_is_parsed_here_while_the_worker_has_four_times_it_queued(monkeypatch) -> None:
+    monkeypatch.setattr(offload, "_cpus", lambda: 2)
+    o = Offload()
+    o._pool = object()  # type: ignore[assignment]  # a running worker (not asked for anything here)
+    busy = __import__("concurrent.futures").futures.Future()
+    o._sizes = {busy: 40 << 20}  # 40 MB of scontrol output not parsed yet
+    squeue = RawArtifact(format="squeue-text", data=b"x" * (3 << 20), path="slurm/squeue.txt")
+    sacct = RawArtifact(format="sacct-text", data=b"x" * (15 << 20), path="slurm/sacct.txt")
+    assert not o.wants(squeue) and o.wants(sacct)
+    busy.set_result([])
+    assert o.wants(squeue)
+    o._pool = None
