@@ -59,6 +59,8 @@ def resource_of(spec: ActionSpec) -> tuple[str, str]:
     kind = ACTION_FACTS[spec.type].resource
     if kind == "pod" or (spec.type == "notify_owner" and spec.pod and not spec.job):
         return "Pod", f"{spec.namespace or 'default'}/{spec.pod or ''}"
+    if spec.type == "notify_owner" and spec.node and not spec.job:
+        return "Node", spec.node  # the team that runs a server or service host (notify.node_owners)
     if kind == "node":
         return "Node", spec.node or ""
     return "Job", spec.job or ""

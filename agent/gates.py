@@ -36,7 +36,7 @@ def target_of(spec: ActionSpec) -> str:
     kind = ACTION_FACTS[spec.type].resource
     if kind == "pod" or (spec.pod and not spec.job and not spec.node):
         return f"{spec.namespace or 'default'}/{spec.pod}"
-    return (spec.node if kind == "node" else spec.job) or "?"
+    return (spec.node if kind == "node" else spec.job or spec.node) or "?"
 
 
 def record_override(audit: AuditLog, node: str, operator: str, reason: str) -> AuditRecord:

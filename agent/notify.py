@@ -10,6 +10,7 @@ log lines) is data: it is cut short and sent as plain text, never as markup that
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from typing import TYPE_CHECKING
 
@@ -81,8 +82,14 @@ def resolve_owner(spec: ActionSpec, facts: Facts | None, cfg: NotifyConfig | Non
     elif spec.pod:
         label = cfg.namespace_owner_label if cfg else "owner"
         user, problem = _namespace_owner(kube, spec.namespace or "default", label)
+    elif spec.node:
+        owners = cfg.node_owners if cfg else {}
+        user = next((who for pattern, who in owners.items() if fnmatch.fnmatchcase(spec.node, pattern)),
+                    cfg.oncall if cfg else None)
+        if not user:
+            problem = f"{spec.node}: no [notify] node_owners pattern matches it and no oncall is set"
     else:
-        problem = "notify_owner names neither a job nor a pod"
+        problem = "notify_owner names neither a job, a pod nor a node"
     if user is None:
         return Resolution(None, None, None, problem)
     if cfg is None:
@@ -117,8 +124,10 @@ def draft_message(spec: ActionSpec, facts: Facts | None, diagnosis: Diagnosis | 
     if spec.job:
         j = facts.job(spec.job) if facts else None
         what = f"job {spec.job}" + (f" ({_line(j.name, 60)})" if j and j.name else "")
-    else:
+    elif spec.pod:
         what = f"pod {spec.namespace or 'default'}/{spec.pod}"
+    else:
+        what = f"{spec.node or 'a host'}"
     cause = diagnosis.root_cause if diagnosis else "a problem"
     lines = [f"Warden: {what} — {_line(spec.reason or cause, 160)}", ""]
     if diagnosis:

@@ -16,7 +16,7 @@ from pydantic import PrivateAttr
 
 from tools.actions.base import Action, ActionFacts, Authorization, ExecutionResult, VerifyResult
 from tools.actions.notify_channels import ChannelKind, Channels, Delivery
-from tools.actions.params import JobId, K8sName
+from tools.actions.params import JobId, K8sName, NodeName
 from tools.errors import ActionError
 from tools.models.ids import ActionType
 
@@ -28,12 +28,14 @@ class NotifyOwner(Action):
 
     action_type: ClassVar[ActionType] = "notify_owner"
     facts: ClassVar[ActionFacts] = ActionFacts(reversibility="read_only", resource="job", platform="notify",
-                                               key_params=("job", "user", "namespace", "pod"))
+                                               key_params=("job", "user", "namespace", "pod", "node"))
     job: JobId | None = None
     user: str | None = None
     """The owner as the site directory knows them (Slurm user, or a namespace's owner label)."""
     pod: K8sName | None = None
     namespace: K8sName | None = None
+    node: NodeName | None = None
+    """A node or service host (an OSS, slurmctld's host) whose owning team is told (``[notify] node_owners``)."""
     message: str
     channel: ChannelKind | None = None
     recipient: str | None = None
@@ -45,6 +47,8 @@ class NotifyOwner(Action):
             return f"owner of job {self.job}" + (f" ({self.user})" if self.user else "")
         if self.pod:
             return f"owner of pod {self.namespace or 'default'}/{self.pod}" + (f" ({self.user})" if self.user else "")
+        if self.node:
+            return f"owner of {self.node}" + (f" ({self.user})" if self.user else "")
         return f"user {self.user}"
 
     def subject(self) -> str:

@@ -56,6 +56,11 @@ class NotifyConfig(BaseModel):
     directory: dict[str, Contact] = Field(default_factory=dict)
     """Slurm user name (or the owner a namespace label names) -> contact."""
     namespace_owner_label: str = "owner"
+    node_owners: dict[str, str] = Field(default_factory=dict)
+    """Who runs which hosts: a shell-style pattern of node names (``oss*``, ``slurmctl0[12]``) -> a name in
+    ``directory`` (``storage-oncall``); the first matching pattern wins, in the table's order."""
+    oncall: str | None = None
+    """The name in ``directory`` told about a host no ``node_owners`` pattern matches."""
     """Label of a Kubernetes namespace that names its owner (a directory key)."""
     slack_token_env: str = "WARDEN_SLACK_TOKEN"
     smtp_host: str | None = None

@@ -98,7 +98,10 @@ def check_controller_unreachable(facts: Facts, cfg: ControllerConfig) -> list[Fi
         strength=strength, confidence=confidence(strength, corroborated=bool(errors and (hosts or log_lines))),
         suggested_actions=[ActionSpec(type="notify_owner", job=j, reason=f"user {heavy[0]}'s RPC rate saturates "
                                       "slurmctld: poll less often (sacct, or squeue --me every minute)")
-                           for j in storm_jobs if heavy],
+                           for j in storm_jobs if heavy]
+        # The team that runs the controller's host is told what was seen there (notify.node_owners).
+        + [ActionSpec(type="notify_owner", node=h, reason="Slurm clients cannot reach slurmctld on this host")
+           for h in hosts[:2] if facts.node(h) is None],
     )] + dbd
 
 
@@ -136,8 +139,11 @@ def _rpc_heavy_user(facts: Facts, share: float = 0.5, lead: float = 5.0) -> tupl
     return None
 
 
-_DAEMON_FATAL = ("fatal", "not a valid controller")
-"""slurmctld's own refusals to run: a fatal error, or this host not named SlurmctldHost (renamed, say)."""
+_DAEMON_FATAL = ("fatal", "not a valid controller", "too many open files", "cannot allocate memory",
+                 "unable to create thread", "pthread_create")
+"""slurmctld's own refusals to run: a fatal error, or this host not named SlurmctldHost (renamed, say); or its
+resources exhausted: out of file descriptors (LimitNOFILE), memory or threads, it refuses the connections
+clients wait on."""
 _CONTROL_UNITS = ("slurm controller daemon", "slurmctld.service", "slurm dbd daemon", "slurmdbd.service")
 """systemd's names for the control daemons' units (``Failed to start Slurm controller daemon.``)."""
 _AUTH_DAEMONS = ("munged", "munge")

@@ -197,7 +197,9 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             strength="symptom" if slow_only else "direct",
             confidence=confidence("symptom" if slow_only else "direct", corroborated=bool(hung or down_targets)),
             suggested_actions=[ActionSpec(type="notify_owner", job=j, reason="job hung on unreachable file-system servers")
-                               for j in jobs],
+                               for j in jobs]
+            + [ActionSpec(type="notify_owner", node=h, reason="file-system servers unreachable for many clients")
+               for h in _server_hosts(facts)[:2]],
         ))
         if holes := _unmounted_nodes(facts, rest, cfg):
             found = findings[-1]
@@ -207,6 +209,22 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             found.suggested_actions[:0] = [a for n in holes for a in take_out_of_service(
                 facts, node_ref(facts, n), "file system not mounted (its servers are down): jobs fail here at once")]
     return findings
+
+
+_SERVER_STATES = ("recovery_started", "recovery_complete", "client_evicted", "service_hung", "failover")
+
+
+def _server_hosts(facts: Facts) -> list[str]:
+    """Hosts that are no compute node whose own log shows them serving the file system (Lustre target recovery,
+    evictions, GPFS/NFS server daemons): the storage team's machines, whom to tell."""
+    hosts: set[str] = set()
+    for e in facts.kernel_events_of("lustre_error", "fs_client", "generic"):
+        n = e.node
+        if not n or facts.node(n) is not None or facts.k8s_node(n) is not None:
+            continue
+        if getattr(e, "state", None) in _SERVER_STATES or (e.source or "").startswith(("mmfsd", "nfsd", "rpc.mountd")):
+            hosts.add(n)
+    return sorted(hosts)
 
 
 def _kill_failed(facts: Facts, nodes: Iterable[str]) -> list[str]:

@@ -130,3 +130,25 @@ def test_pod_owner_from_namespace_label(tmp_path, facts, diagnosis):
         assert smtp.messages[0][0] == ["alice@hpc.example.org"]
         missing = setup.propose(ActionSpec(type="notify_owner", pod="x", namespace="serving"))
         assert missing.status == "refused" and "namespaces" not in missing.message.lower() or "serving" in missing.message
+
+
+def test_the_team_that_runs_a_server_host_is_told_by_email(tmp_path, facts, diagnosis):
+    # A storage server is no Slurm node: its owners come from [notify] node_owners (first matching pattern),
+    # a host no pattern matches goes to the on-call name, and with neither nothing is sent.
+    with SmtpSink() as smtp:
+        notify = NotifyConfig(channels=["email"], smtp_host="127.0.0.1", smtp_port=smtp.port,
+                              node_owners={"oss*": "storage-oncall", "slurmctl*": "hpc-admins"}, oncall="hpc-admins",
+                              directory={"storage-oncall": Contact(email="storage@hpc.example.org"),
+                                         "hpc-admins": Contact(email="admins@hpc.example.org")})
+        setup, audit = _setup(tmp_path, facts, diagnosis, notify)
+        out = setup.propose(ActionSpec(type="notify_owner", node="oss04", reason="OST000b has no failover NID"))
+        assert out.status == "executed", out.message
+        out = setup.propose(ActionSpec(type="notify_owner", node="mds01", reason="MDT0000 overloaded"))
+        assert out.status == "executed", out.message
+        assert [r for r, _ in smtp.messages] == [["storage@hpc.example.org"], ["admins@hpc.example.org"]]
+        assert smtp.messages[0][1]["Subject"].startswith("Warden: oss04")
+    assert audit.verify().ok
+    (tmp_path / "none").mkdir()
+    setup, _ = _setup(tmp_path / "none", facts, diagnosis, NotifyConfig(channels=["email"]))
+    out = setup.propose(ActionSpec(type="notify_owner", node="oss04", reason="x"))
+    assert out.status != "executed" and "no [notify] node_owners pattern matches it" in out.message

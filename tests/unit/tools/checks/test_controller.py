@@ -168,7 +168,8 @@ def test_slurmctld_blocked_on_its_own_storage_names_its_host_with_direct_strengt
         (f,) = check_controller_unreachable(_ctl_facts(make_facts, log), ControllerConfig())
         assert f.culprits == [f"node:{host}"] and f.strength == "direct", f
         assert f"blocked in the kernel on {host}" in f.message and "StateSaveLocation" in f.message
-        assert "is down" not in f.message and f.suggested_actions == []
+        assert "is down" not in f.message  # nothing to restart: the team that runs the host is told
+        assert [(a.type, a.node) for a in f.suggested_actions] == [("notify_owner", host)]
 
 
 def test_the_same_storage_failing_compute_nodes_too_leaves_the_controller_a_state_finding(make_facts):
@@ -328,3 +329,14 @@ def test_a_controller_that_answers_on_its_own_host_only_names_that_host(make_fac
     facts = make_facts(("slurm/sinfo.txt", "sinfo-text", SINFO_ERR), ("slurm/squeue_ctl.txt", "squeue-text", SQUEUE_OK),
                        **{"slurm/squeue_ctl.txt": {"node": "ctl-a"}})
     assert check_controller_unreachable(facts, ControllerConfig())[0].culprits == []
+
+
+def test_slurmctld_out_of_file_descriptors_names_its_host_and_tells_its_owners(make_facts):
+    log = ("2026-03-04T09:58:02+0000 ctl-a slurmctld[2211]: slurmctld: Running as primary controller\n"
+           "2026-03-04T10:02:13+0000 ctl-a slurmctld[2211]: slurmctld: error: slurm_accept_msg_conn: Too many open files\n")
+    timeout = "squeue: error: slurm_receive_msg: Socket timed out on send/recv operation\n"
+    facts = make_facts(("slurm/squeue.txt", "squeue-text", timeout), ("kernel/ctl-a.log", "kernel-log", log),
+                       **{"kernel/ctl-a.log": {"node": "ctl-a"}})
+    (f,) = check_controller_unreachable(facts, ControllerConfig())
+    assert f.culprits == ["node:ctl-a"] and "Too many open files" in f.message
+    assert [(a.type, a.node) for a in f.suggested_actions] == [("notify_owner", "ctl-a")]
