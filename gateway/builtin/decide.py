@@ -142,6 +142,12 @@ def _asked_jobs_unknown(coverage: dict[str, Any] | None) -> bool:
     return bool(jobs) and not any(s.get("known") for s in jobs)
 
 
+def _asked_jobs(coverage: dict[str, Any] | None) -> list[str]:
+    """The Slurm jobs the question names that the evidence knows (queue or accounting)."""
+    return [str(s.get("subject", "")).split(":", 1)[-1] for s in (coverage or {}).get("subjects", [])
+            if s.get("kind") == "job" and s.get("known") and str(s.get("subject", "")).split(":", 1)[-1].replace("_", "").isdigit()]
+
+
 def _not_by_owner(subject: dict[str, Any]) -> bool:
     """sacct's ``CANCELLED by <who>`` names someone other than the job's owner: uid 0 (root, or a service running
     as root) or another user's name. Another numeric uid cannot be told from the owner's: not counted."""
@@ -276,6 +282,11 @@ def decide(question: str, findings: list[dict[str, Any]], table: Precedence | No
         why = gaps + [f["message"] for f in unexplained[:2]]
         evidence = [e for f in unexplained for e in f.get("evidence", [])][:8]
         actions = [a for a in _actions(unexplained) if a.get("type") in _READ_ONLY]
+        # The owner of a job the question names hears what could not be told and what to collect next.
+        told = {a.get("job") for a in actions if a.get("type") == "notify_owner"}
+        actions += [{"type": "notify_owner", "job": j, "reason": "Warden could not tell the cause from what was read: "
+                     + "; ".join(why or ["the evidence is incomplete"])[:300]}
+                    for j in _asked_jobs(coverage) if j not in told][:2]
         culprits = list(dict.fromkeys(subject_culprits + [c for f in unexplained for c in f.get("culprits", [])]))
         return {"root_cause": "inconclusive", "culprits": culprits[:8],
                 "evidence": evidence, "confidence": 0.5, "proposed_actions": actions,

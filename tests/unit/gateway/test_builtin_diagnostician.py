@@ -88,6 +88,11 @@ def test_the_table_is_read_from_the_instructions_like_an_llm_would():
     assert TABLE.strengths == ["direct", "state", "symptom", "heuristic"]
 
 
+def _only_tells_owner(out) -> bool:
+    """Inconclusive about a named job: nothing changes on the cluster; at most its owner is told."""
+    return all(a["type"] == "notify_owner" and a.get("job") for a in out["proposed_actions"])
+
+
 def test_unreadable_evidence_makes_an_empty_answer_inconclusive_not_healthy():
     coverage = {"read": {"scheduler_jobs": 3}, "unreadable_total": 1, "nothing_read": False, "subjects": [],
                 "unreadable": [{"what": "kernel/gpu017.log", "kind": "file", "reason": "not UTF-8"}]}
@@ -123,6 +128,18 @@ def test_failures_the_question_reports_and_accounting_shows_are_not_healthy():
     assert decide("Is the cluster fine?", [], TABLE, coverage=coverage)["root_cause"] == "healthy"
 
 
+def test_an_inconclusive_answer_about_a_named_job_tells_its_owner_only():
+    coverage = {"read": {"scheduler_jobs": 3}, "subjects": [
+        {"subject": "8120", "known": True, "kind": "job", "state": "RUNNING", "silent_min": 120.0}]}
+    out = decide("Why has job 8120 printed nothing for two hours?", [], TABLE, coverage=coverage)
+    assert out["root_cause"] == "inconclusive"
+    assert [(a["type"], a["job"]) for a in out["proposed_actions"]] == [("notify_owner", "8120")]
+    assert "logged nothing for 120 min" in out["proposed_actions"][0]["reason"]
+    # A job the evidence does not know is not notified.
+    coverage["subjects"][0]["known"] = False
+    assert not decide("Why has job 8120 printed nothing?", [], TABLE, coverage=coverage)["proposed_actions"]
+
+
 def test_the_answer_starts_with_what_the_question_names():
     coverage = {"read": {"scheduler_jobs": 3}, "subjects": [
         {"subject": "73590", "known": True, "kind": "job", "state": "PENDING (Priority)"},
@@ -152,7 +169,7 @@ def test_a_resources_wait_with_idle_nodes_and_an_unread_request_is_inconclusive_
          "idle_fit_unread": ["p05", "p06"]}]}
     out = decide("Why doesn't 771402 start?", [], TABLE, coverage=coverage)
     assert out["root_cause"] == "inconclusive" and "which is normal" not in out["summary"]
-    assert "2 idle node(s) of its partition (p05, p06)" in out["summary"] and out["proposed_actions"] == []
+    assert "2 idle node(s) of its partition (p05, p06)" in out["summary"] and _only_tells_owner(out)
 
 
 def test_a_question_outside_the_field_says_so():
@@ -274,7 +291,7 @@ def _job(state: str, **extra) -> dict:
 def test_a_named_job_that_failed_with_nothing_explaining_it_is_inconclusive_and_named():
     out = decide("What killed job 604112?", [], TABLE, coverage=_job("FAILED"))
     assert out["root_cause"] == "inconclusive" and out["culprits"] == ["job:604112"]
-    assert "ended FAILED and nothing read explains why" in out["summary"] and out["proposed_actions"] == []
+    assert "ended FAILED and nothing read explains why" in out["summary"] and _only_tells_owner(out)
 
 
 def test_a_running_job_silent_for_an_hour_is_inconclusive_but_a_chatty_one_is_healthy():
@@ -293,7 +310,7 @@ def test_a_job_cancelled_by_root_or_another_user_is_unexplained_but_by_its_owner
     for who in ("0", "root", "opsadm"):
         out = decide(q, [], TABLE, coverage=_job("CANCELLED", owner="jlarsen", cancelled_by=who))
         assert out["root_cause"] == "inconclusive" and out["culprits"] == ["job:604112"], who
-        assert "not by its owner jlarsen" in out["summary"] and out["proposed_actions"] == []
+        assert "not by its owner jlarsen" in out["summary"] and _only_tells_owner(out)
     # The owner's own name, or a uid that cannot be told from the owner's: a cancel, not a fault.
     for who in ("jlarsen", "61201", None):
         assert decide(q, [], TABLE, coverage=_job("CANCELLED", owner="jlarsen", cancelled_by=who))["root_cause"] == "healthy"
