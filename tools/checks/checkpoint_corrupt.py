@@ -51,11 +51,15 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
         newest_good = newest_checkpoint(facts, job, bad=bad)
         # A copy of the run already queued would load the same broken checkpoint: hold it until it is fixed.
         queued = [j for j in run if j != job and job_state(facts, j) == "PENDING"]
+        # The job of the run that saved the broken checkpoint (its newest save is not the good one) lost it.
+        writers = [j for j in run if j != job and (saved := [e.path for e in facts.job_events(j)
+                                                             if e.kind == "checkpoint_saved" and getattr(e, "path", None)])
+                   and saved[-1] != newest_good and newest_good not in saved[-1:]]
         findings.append(Finding(
             check="checkpoint_load_failure", root_cause="checkpoint_corrupt",
             message=f"job {job}: {len(failures)} checkpoint load failure(s)"
             + (f"; older checkpoint {newest_good} was saved" if newest_good else ""),
-            culprits=job_culprits([job]),
+            culprits=job_culprits([job, *writers[-1:]]),
             evidence=[log_evidence(e) for e in failures[:3]],
             strength="symptom", confidence=confidence("symptom", corroborated=True),
             # A Kubernetes pod restarts by itself onto the same file: its owner points it at the older checkpoint.
@@ -63,7 +67,9 @@ def check_checkpoint_load_failure(facts: Facts, cfg: CheckpointConfig) -> list[F
                                          + (newest_good or "an older verified one"))[1]] if "/" in job else
             [ActionSpec(type="resubmit_from_checkpoint", job=job, checkpoint=newest_good,
                         reason="newest checkpoint is corrupt; resume from an older verified one")]
-            + [ActionSpec(type="hold_job", job=q, reason=f"queued resume of job {job} would load the same corrupt checkpoint")
-               for q in queued[:3]],
+            + [a for q in queued[:3] for a in (
+                ActionSpec(type="hold_job", job=q, reason=f"queued resume of job {job} would load the same corrupt checkpoint"),
+                ActionSpec(type="notify_owner", job=q, reason="held: it would resume from the corrupt checkpoint; point "
+                           "it at " + (newest_good or "an older verified checkpoint") + ", then release it"))],
         ))
     return findings
