@@ -81,6 +81,20 @@ def _job_memory_kills(facts: Facts, named: set[str]) -> list[Finding]:
     return out
 
 
+_HUGE_SHARE = 0.2
+"""Unused reserved huge pages, as a share of the node's memory, that make them the reason memory ran out."""
+
+
+def _reserved_hugepages(facts: Facts, node: str, events: list[OomKillEvent]) -> int:
+    """KiB of unused reserved huge pages a system-wide OOM report of ``node`` printed, when they are at least
+    ``_HUGE_SHARE`` of its memory (RealMemory from scontrol/sinfo; without it, at least the killed task's RSS); else 0."""
+    free = max((e.hugepages_free_kib or 0 for e in events if e.scope != "memcg"), default=0)
+    n = facts.node(node)
+    total_kib = (n.real_memory_mib or 0) * 1024 if n else 0
+    rss = max((e.anon_rss_kib or 0 for e in events), default=0)
+    return free if free and free >= (_HUGE_SHARE * total_kib if total_kib else max(rss, 1)) else 0
+
+
 def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
     """host_oom per node where the kernel OOM killer fired; sacct OUT_OF_MEMORY jobs corroborate.
 
@@ -122,6 +136,23 @@ def check_node_host_oom(facts: Facts, cfg: HostOomConfig) -> list[Finding]:
                 + [ActionSpec(type="notify_owner", job=j, reason=f"host memory exhausted on {node}; slurmd was killed")
                    for j in jobs if "/" not in j],
             ))
+            continue
+        reserved = _reserved_hugepages(facts, node, events)
+        if reserved:
+            # The kernel could not give memory that sits reserved as unused huge pages (vm.nr_hugepages left set by
+            # a benchmark or a DPDK/HPC setup): the node is misconfigured, every job there is at risk.
+            gib = reserved / 2**20
+            findings.append(Finding(
+                check="node_host_oom", root_cause="host_oom",
+                message=f"{len(events)} OOM-killer kill(s) on {node} while {gib:,.0f} GiB sat reserved as unused huge "
+                        "pages (hugepages_free in the OOM report): that memory no process can use; release it "
+                        "(vm.nr_hugepages=0) before the node runs jobs again",
+                culprits=[node_ref(facts, node).culprit, *job_culprits(jobs)],
+                evidence=evidence, strength="direct", confidence=confidence("direct", corroborated=True),
+                suggested_actions=take_out_of_service(facts, node_ref(facts, node),
+                                                      f"{gib:,.0f} GiB reserved in unused huge pages")
+                + [ActionSpec(type="notify_owner", job=j, reason=f"killed by the OOM killer on {node}: its memory was "
+                              "held in huge pages; rerun elsewhere") for j in jobs if "/" not in j]))
             continue
         findings.append(Finding(
             check="node_host_oom", root_cause="host_oom",

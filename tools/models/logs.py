@@ -149,6 +149,9 @@ class OomKillEvent(KernelEventBase):
     uid: str | None = None
     slurm_job: str | None = None
     """Job id from a ``/slurm/uid_N/job_4242/`` cgroup path."""
+    hugepages_free_kib: int | None = None
+    """A system OOM report's reserved but unused huge pages, summed over its NUMA nodes (``Node 0
+    hugepages_total=76800 hugepages_free=76800 … hugepages_size=2048kB``): memory no process can have."""
 
 
 LinkState = Literal["down", "up", "init", "armed", "module_error", "module_event", "error"]

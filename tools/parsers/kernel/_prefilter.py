@@ -33,7 +33,7 @@ KEYWORDS: tuple[str, ...] = (
     # _storage: Lustre/LNet, NFS, GPFS (tag, text, message numbers), BeeGFS, stale handles
     "lustre", "lnet", "nfs", "gpfs", "mmfs", "mmsysmon", "6027-", "beegfs", "stale", "ceph",
     # _host: OOM kills, hung tasks, slurmd/slurmstepd/SPANK, host faults
-    "kill", "blocked for more than", "slurm", "spank", "panic", "hardware error", "lockup", "machine check",
+    "kill", "blocked for more than", "slurm", "hugepages_total", "spank", "panic", "hardware error", "lockup", "machine check",
     "edac", "oops", "bug:", "uncorrect", "temperature above threshold", "dmar", "io_page_fault",
     # _storage: a file-system client module that will not load against the running kernel
     "unknown symbol", "disagrees about version",

@@ -15,6 +15,7 @@ OOM and NFS messages (see tests/fixtures/kernel-log/SOURCES.md).
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from tools.models.logs import KernelEventBase, OomKillEvent, make_kernel_event
@@ -98,6 +99,9 @@ def _merge_oom(events: list[KernelEventBase], event: KernelEventBase, lineno: in
     return True
 
 
+_HUGEPAGES = re.compile(r"\bhugepages_total=\d+ hugepages_free=(?P<free>\d+) .*?hugepages_size=(?P<size>\d+)kB")
+
+
 def parse_kernel_log(text: str, *, path: str, node: str | None = None, prefilter: bool = True) -> list[KernelEventBase]:
     """Parse kernel/system log lines (format kernel-log) into typed events.
 
@@ -113,6 +117,7 @@ def parse_kernel_log(text: str, *, path: str, node: str | None = None, prefilter
     lines that match nothing are skipped, and a cut-off last line yields what it holds.
     """
     events: list[KernelEventBase] = []
+    huge: dict[str | None, int] = {}  # per host: free huge pages (KiB) of the OOM report being read
     generic = 0
     group: _Group | None = None
     wanted = candidate_lines(text) if prefilter else None
@@ -134,6 +139,11 @@ def parse_kernel_log(text: str, *, path: str, node: str | None = None, prefilter
         if FALLEN_START.match(msg):
             group = _Group(lineno, pre.timestamp, pre.host, msg)
             continue
+        hp = _HUGEPAGES.search(msg)
+        if hp:  # the Mem-Info lines of an OOM report, between "invoked oom-killer" and "Killed process"
+            host = pre.host or node
+            huge[host] = huge.get(host, 0) + int(hp["free"]) * int(hp["size"])
+            continue
         found = _classified(pre.source, msg, pre.level)
         if found is None:
             continue
@@ -147,6 +157,8 @@ def parse_kernel_log(text: str, *, path: str, node: str | None = None, prefilter
                                   message=_cap(msg), source=pre.source, severity=severity, **values)
         if not _merge_oom(events, event, lineno):
             events.append(event)
+        if kind == "oom_kill" and (pages := huge.pop(pre.host or node, 0)):
+            events[-1].hugepages_free_kib = pages  # type: ignore[attr-defined]
     if group is not None:
         done = group.event(path=path, node=node)
         if done:

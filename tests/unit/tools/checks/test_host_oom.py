@@ -184,3 +184,34 @@ def test_slurm_killing_a_failed_job_over_its_memory_limit_is_host_oom_but_the_at
                       "slurmstepd: error: Detected 1 oom_kill event in StepId=1141810.0. Some of the step tasks have been OOM Killed.\n"),
                       **{"logs/1141810/out": {"job": "1141810"}})
     assert check_node_host_oom(bare, HostOomConfig()) == []  # the cgroup's kill, with no kernel line: not shown here
+
+
+# A global OOM report (journalctl -k) whose Mem-Info shows 1 GiB pages reserved and unused on both NUMA nodes:
+# 2 x 96 x 1 GiB = 192 GiB nobody can allocate on a 512 GiB node (scontrol RealMemory).
+def _global_oom(free: int) -> str:
+    return (
+        "Nov 29 07:58:38 gpu016 kernel: python invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE), order=0\n"
+        + "".join(f"Nov 29 07:58:38 gpu016 kernel: Node {i} hugepages_total=96 hugepages_free={free} hugepages_surp=0 "
+                  "hugepages_size=1048576kB\n" for i in (0, 1))
+        + "Nov 29 07:58:38 gpu016 kernel: oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,"
+          "global_oom,task_memcg=/system.slice/slurmstepd.scope/job_74933/step_batch/user/task_0,task=python,pid=51200,uid=1000\n"
+        + "Nov 29 07:58:38 gpu016 kernel: Out of memory: Killed process 51200 (python) total-vm:330123456kB, "
+          "anon-rss:300123456kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:612340kB oom_score_adj:0\n")
+
+
+NODE_512G = """NodeName=gpu016 Arch=x86_64 CoresPerSocket=32
+   CPUAlloc=64 CPUTot=128 CPULoad=40.10
+   RealMemory=524288 AllocMem=409600 FreeMem=2048
+   State=MIXED ThreadsPerCore=2 TmpDisk=0 Weight=1
+   Partitions=gpu
+"""
+
+
+def test_memory_held_in_unused_huge_pages_is_the_nodes_fault(make_facts):
+    extra = ("slurm/scontrol_node.txt", "scontrol-node-text", NODE_512G)
+    (f,) = check_node_host_oom(_facts(make_facts, "gpu016", _global_oom(free=96), extra), HostOomConfig())
+    assert f.culprits[0] == "node:gpu016" and "192 GiB sat reserved as unused huge pages" in f.message
+    assert [(a.type, a.node or a.job) for a in f.suggested_actions] == [("drain_node", "gpu016"), ("notify_owner", "74933")]
+    # Huge pages in use (free=0) are the job's own memory: the job ran the node out, nothing to drain.
+    (f,) = check_node_host_oom(_facts(make_facts, "gpu016", _global_oom(free=0), extra), HostOomConfig())
+    assert "huge pages" not in f.message and [a.type for a in f.suggested_actions] == ["notify_owner"]
