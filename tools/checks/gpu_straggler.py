@@ -47,6 +47,9 @@ def check_gpu_straggler(facts: Facts, cfg: StragglerConfig) -> list[Finding]:
     with_data = set(util) | set(clocks)
     if not facts.jobs:  # no allocations: only nodes that are doing something can be compared
         with_data -= {n for n, u in util.items() if u < cfg.idle_util_pct}
+        # On Kubernetes a node whose pods hold only some of its GPUs averages in the idle ones: its mean says
+        # how much of it is allocated, not how fast it runs.
+        with_data -= _partly_allocated(facts)
     for group in peer_groups(facts, with_data):
         u_peers, c_peers = PeerMedians(util, group), PeerMedians(clocks, group)
         for node in group:
@@ -84,6 +87,17 @@ def check_gpu_straggler(facts: Facts, cfg: StragglerConfig) -> list[Finding]:
             )
     findings += _single_gpu_outliers(facts, cfg, seen)
     return findings
+
+
+def _partly_allocated(facts: Facts) -> set[str]:
+    """Kubernetes nodes whose running pods request fewer GPUs than the node offers (allocatable nvidia.com/gpu)."""
+    out: set[str] = set()
+    for n in facts.k8s_nodes:
+        offered = n.allocatable_gpu or n.capacity_gpu or 0
+        held = sum(p.gpu_request or 0 for p in facts.pods_on(n.name) if p.phase == "Running")
+        if offered and held < offered:
+            out.add(n.name)
+    return out
 
 
 def _single_gpu_outliers(facts: Facts, cfg: StragglerConfig, seen: set[str]) -> list[Finding]:

@@ -136,3 +136,31 @@ def test_pipeline_stage_spread_and_a_node_shared_with_another_job_do_not_fire(ma
     shared = TWO_NODES + "             91040       gpu    small      ana  R       5:02      1 h018\n"
     proms = {"h017": _sm_active("h017", [0.93] * 8), "h018": _sm_active("h018", [0.93] * 7 + [0.10])}
     assert check_gpu_straggler(_facts(make_facts, proms, shared), StragglerConfig()) == []
+
+
+def _k8s(nodes: dict[str, int]) -> tuple[str, str]:
+    """Node and pod lists (kubectl get -o json): each node offers 4 GPUs; ``nodes`` gives the GPUs its one
+    Running pod requests."""
+    import json
+    items = [{"metadata": {"name": n}, "spec": {}, "status": {
+        "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-03-01T00:00:00Z"}],
+        "capacity": {"nvidia.com/gpu": "4"}, "allocatable": {"nvidia.com/gpu": "4"}}} for n in nodes]
+    pods = [{"metadata": {"name": f"train-{n}", "namespace": "ml"}, "spec": {"nodeName": n, "containers": [
+        {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(g)}, "limits": {"nvidia.com/gpu": str(g)}}}]},
+        "status": {"phase": "Running"}} for n, g in nodes.items()]
+    return (json.dumps({"kind": "NodeList", "apiVersion": "v1", "items": items}),
+            json.dumps({"kind": "PodList", "apiVersion": "v1", "items": pods}))
+
+
+def test_a_kubernetes_node_with_idle_unallocated_gpus_is_not_a_straggler(make_facts):
+    # gpu004's pod holds 2 of its 4 GPUs: its mean (48%) counts two idle GPUs, not a slow node.
+    nodes, pods = _k8s({"gpu001": 4, "gpu002": 4, "gpu003": 4, "gpu004": 2})
+    proms = {**{n: _prom(n, BUSY, FULL_CLOCK) for n in ("gpu001", "gpu002", "gpu003")}, "gpu004": _prom("gpu004", 48, FULL_CLOCK)}
+    k8s = [("k8s/nodes.json", "k8s-json", nodes), ("k8s/pods.json", "k8s-json", pods)]
+    files = k8s + [(f"gpu/{n}.prom", "dcgm-prometheus-text", t) for n, t in proms.items()]
+    ctx = {f"gpu/{n}.prom": {"node": n} for n in proms}
+    assert check_gpu_straggler(make_facts(*files, **ctx), StragglerConfig()) == []
+    # Fully allocated and still at half the peers' utilisation: compared, and named.
+    nodes, pods = _k8s({"gpu001": 4, "gpu002": 4, "gpu003": 4, "gpu004": 4})
+    files = [("k8s/nodes.json", "k8s-json", nodes), ("k8s/pods.json", "k8s-json", pods)] + files[2:]
+    assert check_gpu_straggler(make_facts(*files, **ctx), StragglerConfig())[0].culprits == ["node:gpu004"]
