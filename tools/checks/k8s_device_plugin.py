@@ -176,6 +176,15 @@ def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Fi
         waiting = _waiting_for(facts, node, name in zero) if node is not None else []
         if waiting:
             parts.append(f"{len(waiting)} pod(s) Pending for the GPUs it does not offer")
+        # The plugin serves the GPUs under another name (time-slicing or MPS sharing with renameByDefault:
+        # nvidia.com/gpu.shared): a configuration the pods and the plugin disagree on, not a broken node.
+        renamed = {k: v for k, v in (node.allocatable_devices if node is not None else {}).items()
+                   if k.startswith(GPU_RESOURCE + ".") and v} if name in zero and not failing else {}
+        if renamed:
+            parts.append("it advertises " + ", ".join(f"{v} x {k}" for k, v in renamed.items()) + " instead "
+                         "(the device plugin's sharing config renames the resource: renameByDefault): request that "
+                         f"name or set renameByDefault: false; cordoning changes nothing")
+            cordon = False
         findings.append(Finding(
             check="k8s_device_plugin", root_cause="node_software_fault" if below else "device_plugin_failure",
             message=f"{where}: " + "; ".join(parts),
@@ -186,6 +195,9 @@ def check_k8s_device_plugin(facts: Facts, cfg: K8sDevicePluginConfig) -> list[Fi
             suggested_actions=[ActionSpec(type="evict_pod", pod=p.name, namespace=p.namespace,
                                           reason="restart the device plugin so it registers with the kubelet again")
                                for p, _ in unregistered[:1]]
-            or ([ActionSpec(type="cordon_node", node=name, reason="GPU device plugin not serving GPUs")] if cordon else []),
+            or ([ActionSpec(type="cordon_node", node=name, reason="GPU device plugin not serving GPUs")] if cordon else [])
+            or [ActionSpec(type="notify_owner", pod=p.name, namespace=p.namespace,
+                           reason=f"the GPUs are offered as {next(iter(renamed))}: request that resource")
+                for p in waiting[:2] if renamed],
         ))
     return findings

@@ -208,3 +208,14 @@ def test_a_plugin_that_cannot_register_with_the_kubelet_is_restarted_not_cordone
     assert "pod:nvidia-gpu-operator/nvidia-device-plugin-daemonset-m4k7z" in f.culprits
     assert [(a.type, a.pod, a.namespace) for a in f.suggested_actions] == [
         ("evict_pod", "nvidia-device-plugin-daemonset-m4k7z", "nvidia-gpu-operator")]
+
+
+def test_gpus_offered_under_a_shared_name_are_a_config_mismatch_not_a_node_to_cordon(make_facts):
+    # Time-slicing with renameByDefault: the plugin advertises nvidia.com/gpu.shared and no nvidia.com/gpu.
+    doc = json.loads(NODE001)
+    del doc["status"]["capacity"]["nvidia.com/gpu"], doc["status"]["allocatable"]["nvidia.com/gpu"]
+    doc["status"]["capacity"]["nvidia.com/gpu.shared"] = doc["status"]["allocatable"]["nvidia.com/gpu.shared"] = "32"
+    facts = make_facts(("k8s/node001.json", "k8s-json", json.dumps(doc)))
+    (f,) = check_k8s_device_plugin(facts, K8sDevicePluginConfig())
+    assert f.root_cause == "device_plugin_failure" and "32 x nvidia.com/gpu.shared instead" in f.message
+    assert "cordon_node" not in [a.type for a in f.suggested_actions]
