@@ -18,6 +18,8 @@ _WHY = {
     "user": "held by its owner",
     "constraints": "requeued and now asks for features no node has (BadConstraints)",
     "reservation": "held by Slurm because the reservation it was submitted to was deleted",
+    "special_exit": "requeued and held by Slurm because its exit code matched RequeueExitHold (state SPECIAL_EXIT; "
+                    "JobHeldUser is how Slurm marks that hold, not a person's)",
 }
 
 
@@ -59,7 +61,8 @@ def check_job_held(facts: Facts, cfg: JobHeldConfig) -> list[Finding]:
             continue
         reason = job.reason or "Priority=0"
         why = "max_requeue" if kind == "system" and "maxrequeue" in reason.lower().replace("_", "") else kind
-        text = (f"job {job.job_id} State=PENDING Reason={reason} Priority={job.priority}"
+        why = "special_exit" if job.state in ("SPECIAL_EXIT", "REQUEUE_HOLD") else why
+        text = (f"job {job.job_id} State={job.state} Reason={reason} Priority={job.priority}"
                 + (f" Restarts={job.restarts}" if job.restarts else "")
                 + (f" Features={job.constraint}" if job.constraint else ""))
         findings.append(Finding(

@@ -22,6 +22,10 @@ def hold_kind(job: SlurmJob) -> str | None:
     """``system`` (held by Slurm after a failed launch or requeue), ``admin``, ``user``, ``constraints``
     (BadConstraints after a requeue: the job can never start as it stands), ``reservation`` (its reservation was
     deleted: slurmctld sets Priority=0 with ReservationDeleted until someone releases it), or None when not held."""
+    if (job.state or "") in ("SPECIAL_EXIT", "REQUEUE_HOLD"):
+        # squeue(1): SPECIAL_EXIT is a job requeued held because its exit code matched RequeueExitHold (or an
+        # EpilogSlurmctld set it); REQUEUE_HOLD a held job being requeued. Both wait for `scontrol release`.
+        return "system"
     if (job.state or "") != "PENDING":
         return None
     reason = (job.reason or "").lower().replace("_", " ")

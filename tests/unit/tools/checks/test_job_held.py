@@ -69,3 +69,13 @@ def test_reservation_deleted_in_squeue_and_scontrol_words_is_a_hold(make_facts):
     # a job waiting for its reservation to start is not held
     (none,) = [check_job_held(_facts(make_facts, _job("48813", "Reservation", 10234)), JobHeldConfig())]
     assert none == []
+
+
+def test_a_job_requeued_held_on_its_exit_code_is_held_by_slurm_and_released(make_facts):
+    # RequeueExitHold=75 in slurm.conf: the job exited 75, Slurm requeued it held (SPECIAL_EXIT, JobHeldUser).
+    show = ("JobId=71220 JobName=distill\n   UserId=lchen(51022) GroupId=ml(5100) MCS_label=N/A\n"
+            "   Priority=0 Nice=0 Account=ml QOS=normal\n   JobState=SPECIAL_EXIT Reason=JobHeldUser Dependency=(null)\n"
+            "   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0 ExitCode=75:0\n   NumNodes=1 NumCPUs=32 NumTasks=1\n")
+    (f,) = check_job_held(make_facts(("slurm/job.txt", "scontrol-job-text", show)), JobHeldConfig())
+    assert f.root_cause == "job_held" and "RequeueExitHold" in f.message and "State=SPECIAL_EXIT" in f.evidence[0].text
+    assert [(a.type, a.job) for a in f.suggested_actions] == [("release_job", "71220")]
