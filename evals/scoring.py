@@ -8,7 +8,8 @@ from evals.incident import Expected
 from tools.models.findings import ActionSpec, Diagnosis
 from tools.actions import actions_where
 
-__all__ = ["action_matches", "forbidden_matches", "CaseScore", "score_case", "action_precision_recall", "canonical_culprit"]
+__all__ = ["action_matches", "forbidden_matches", "CaseScore", "score_case", "action_precision_recall",
+           "canonical_culprit"]
 
 _KEYS = ("node", "job", "pod", "namespace", "checkpoint", "num_nodes", "time_limit_min")
 

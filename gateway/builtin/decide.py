@@ -144,8 +144,8 @@ def _asked_jobs_unknown(coverage: dict[str, Any] | None) -> bool:
 
 def _asked_jobs(coverage: dict[str, Any] | None) -> list[str]:
     """The Slurm jobs the question names that the evidence knows (queue or accounting)."""
-    return [str(s.get("subject", "")).split(":", 1)[-1] for s in (coverage or {}).get("subjects", [])
-            if s.get("kind") == "job" and s.get("known") and str(s.get("subject", "")).split(":", 1)[-1].replace("_", "").isdigit()]
+    names = [(s, str(s.get("subject", "")).split(":", 1)[-1]) for s in (coverage or {}).get("subjects", [])]
+    return [name for s, name in names if s.get("kind") == "job" and s.get("known") and name.replace("_", "").isdigit()]
 
 
 def _not_by_owner(subject: dict[str, Any]) -> bool:

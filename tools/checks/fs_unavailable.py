@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from tools.checks.base import CheckConfig, job_culprits, kernel_evidence, log_evidence
+from tools.checks.fs_views import inactive_here_only, kill_failed, server_hosts
 from tools.facts import Facts
 from tools.facts.queries import ENDED_BADLY, affected_jobs, control_plane_hosts, first_seen, job_nodes, job_state
 from tools.knowledge.precedence import confidence
@@ -122,7 +123,7 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
     down_targets = [r for r in facts.lfs_df if r.status != "active"]
     # `lfs df` shows the client's own view: a target inactive on some clients and active on others is those
     # clients' OSC/MDC left deactivated (lctl --device … deactivate, never reactivated), not the server.
-    local = _inactive_here_only(facts, down_targets)
+    local = inactive_here_only(facts, down_targets)
     down_targets = [r for r in down_targets if not any(r in rows for rows in local.values())]
     for n in local:
         per_node.setdefault(n, [])
@@ -189,7 +190,7 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             + (f"; {len(hung)} hung task(s)" if hung else "")
             + ("" if only_control else "; servers or network unreachable for many clients")
             + (f"; {', '.join(stuck)} drained with Kill task failed: its processes wait on this file system, so "
-               "resume it only once the file system answers again" if (stuck := _kill_failed(facts, rest)) else ""),
+               "resume it only once the file system answers again" if (stuck := kill_failed(facts, rest)) else ""),
             culprits=[f"fs:{fs}" for fs in fss] + _targets(rest) + _down_targets(facts, down_targets)
             + _lost_servers(facts, rest) + _failing_servers(facts) + job_culprits(jobs)
             + ([f"node:{n}" for n in sorted(rest)] if only_control else []), evidence=evidence[:6],
@@ -199,7 +200,7 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             suggested_actions=[ActionSpec(type="notify_owner", job=j, reason="job hung on unreachable file-system servers")
                                for j in jobs]
             + [ActionSpec(type="notify_owner", node=h, reason="file-system servers unreachable for many clients")
-               for h in _server_hosts(facts)[:2]],
+               for h in server_hosts(facts)[:2]],
         ))
         if holes := _unmounted_nodes(facts, rest, cfg):
             found = findings[-1]
@@ -209,57 +210,6 @@ def check_fs_unavailable(facts: Facts, cfg: FsUnavailableConfig) -> list[Finding
             found.suggested_actions[:0] = [a for n in holes for a in take_out_of_service(
                 facts, node_ref(facts, n), "file system not mounted (its servers are down): jobs fail here at once")]
     return findings
-
-
-_SERVER_STATES = ("recovery_started", "recovery_complete", "client_evicted", "service_hung", "failover")
-
-
-def _server_hosts(facts: Facts) -> list[str]:
-    """Hosts that are no compute node whose own log shows them serving the file system (Lustre target recovery,
-    evictions, GPFS/NFS server daemons): the storage team's machines, whom to tell."""
-    hosts: set[str] = set()
-    for e in facts.kernel_events_of("lustre_error", "fs_client", "generic"):
-        n = e.node
-        if not n or facts.node(n) is not None or facts.k8s_node(n) is not None:
-            continue
-        if getattr(e, "state", None) in _SERVER_STATES or (e.source or "").startswith(("mmfsd", "nfsd", "rpc.mountd")):
-            hosts.add(n)
-    return sorted(hosts)
-
-
-def _kill_failed(facts: Facts, nodes: Iterable[str]) -> list[str]:
-    """Of ``nodes``, those drained with ``Kill task failed`` (Slurm could not end a job stuck in I/O)."""
-    return sorted(n for n in nodes if "kill task failed" in (facts.reason_of(n) or "").lower())[:3]
-
-
-def _file_node(facts: Facts, path: str | None) -> str | None:
-    """The node a recorded file was taken on: its manifest ``node``, else the one known node name among the
-    words of its path and command (``lfs_df_gn14.txt``, ``lfs df /scratch (run on gn14)``)."""
-    art = next((a for a in facts.artifacts if a.path == path), None)
-    if art is None:
-        return None
-    if art.node:
-        return art.node
-    words = set(re.split(r"[^A-Za-z0-9-]+", f"{art.path} {art.command or ''}"))
-    named = [w for w in words if w and facts.node(w) is not None]
-    return named[0] if len(named) == 1 else None
-
-
-def _inactive_here_only(facts: Facts, down: list) -> dict[str, list]:
-    """{node: its `lfs df` rows showing a target inactive} for targets that another client's `lfs df` shows
-    active at the same time; {} when every view agrees (then the target is down for everyone)."""
-    if not down:
-        return {}
-    # An inactive row may print only ``OST0007 : inactive device`` (no file-system prefix): match by kind
-    # and index, and by file system where both rows name one.
-    active = [r for r in facts.lfs_df if r.status == "active"]
-    out: dict[str, list] = defaultdict(list)
-    for r in down:
-        seen = any(a.kind == r.kind and a.index == r.index and a.inodes == r.inodes and (not r.fs or a.fs == r.fs)
-                   and a.file != r.file for a in active)
-        if seen and (node := _file_node(facts, r.file)):
-            out[node].append(r)
-    return dict(out)
 
 
 _NOT_MOUNTED = ("mount_failed", "not_mounted", "unmounted")

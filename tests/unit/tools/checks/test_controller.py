@@ -318,8 +318,8 @@ def test_a_backup_taking_over_unasked_or_a_controller_not_answering_is_not_calle
 def test_a_controller_that_answers_on_its_own_host_only_names_that_host(make_facts):
     # sinfo from a login node fails; squeue run on the controller's host answers, and its log shows slurmctld.
     log = "2026-03-04T09:00:02+0000 ctl-a slurmctld[2211]: slurmctld: Running as primary controller\n"
-    facts = make_facts(("slurm/sinfo_login1.txt", "sinfo-text", SINFO_ERR), ("slurm/squeue_ctl.txt", "squeue-text", SQUEUE_OK),
-                       ("kernel/ctl-a.log", "kernel-log", log),
+    facts = make_facts(("slurm/sinfo_login1.txt", "sinfo-text", SINFO_ERR),
+                       ("slurm/squeue_ctl.txt", "squeue-text", SQUEUE_OK), ("kernel/ctl-a.log", "kernel-log", log),
                        **{"slurm/sinfo_login1.txt": {"node": "login1"}, "slurm/squeue_ctl.txt": {"node": "ctl-a"},
                           "kernel/ctl-a.log": {"node": "ctl-a"}})
     (f,) = check_controller_unreachable(facts, ControllerConfig())

@@ -155,7 +155,8 @@ def _k8s(nodes: dict[str, int]) -> tuple[str, str]:
 def test_a_kubernetes_node_with_idle_unallocated_gpus_is_not_a_straggler(make_facts):
     # gpu004's pod holds 2 of its 4 GPUs: its mean (48%) counts two idle GPUs, not a slow node.
     nodes, pods = _k8s({"gpu001": 4, "gpu002": 4, "gpu003": 4, "gpu004": 2})
-    proms = {**{n: _prom(n, BUSY, FULL_CLOCK) for n in ("gpu001", "gpu002", "gpu003")}, "gpu004": _prom("gpu004", 48, FULL_CLOCK)}
+    proms = {**{n: _prom(n, BUSY, FULL_CLOCK) for n in ("gpu001", "gpu002", "gpu003")},
+             "gpu004": _prom("gpu004", 48, FULL_CLOCK)}
     k8s = [("k8s/nodes.json", "k8s-json", nodes), ("k8s/pods.json", "k8s-json", pods)]
     files = k8s + [(f"gpu/{n}.prom", "dcgm-prometheus-text", t) for n, t in proms.items()]
     ctx = {f"gpu/{n}.prom": {"node": n} for n in proms}

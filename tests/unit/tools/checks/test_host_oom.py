@@ -211,7 +211,8 @@ def test_memory_held_in_unused_huge_pages_is_the_nodes_fault(make_facts):
     extra = ("slurm/scontrol_node.txt", "scontrol-node-text", NODE_512G)
     (f,) = check_node_host_oom(_facts(make_facts, "gpu016", _global_oom(free=96), extra), HostOomConfig())
     assert f.culprits[0] == "node:gpu016" and "192 GiB sat reserved as unused huge pages" in f.message
-    assert [(a.type, a.node or a.job) for a in f.suggested_actions] == [("drain_node", "gpu016"), ("notify_owner", "74933")]
+    assert [(a.type, a.node or a.job) for a in f.suggested_actions] == [("drain_node", "gpu016"),
+                                                                          ("notify_owner", "74933")]
     # Huge pages in use (free=0) are the job's own memory: the job ran the node out, nothing to drain.
     (f,) = check_node_host_oom(_facts(make_facts, "gpu016", _global_oom(free=0), extra), HostOomConfig())
     assert "huge pages" not in f.message and [a.type for a in f.suggested_actions] == ["notify_owner"]
