@@ -130,6 +130,16 @@ FAILURES = re.compile(r"\b(?:jobs?|runs?|tasks?|workloads?)\b[^.?!]{0,40}?\b(?:f
                       r"crash(?:ed|es|ing)?)\b|\bfail(?:ure|ed)[ -]?rate\b|\bJobFailure", re.IGNORECASE)
 """The question reports jobs failing (``19 jobs failed since 08:00``, ``SlurmJobFailureRate alert``)."""
 
+_WHAT_IF = re.compile(r"\b(?:before|will|would|might|could|may|if|avoid|prevent|lest|so that)\b[^.?!]{0,40}$",
+                      re.IGNORECASE)
+
+
+def reports_slowdown(question: str) -> bool:
+    """The question reports a slowdown that happened (SLOWDOWN), not one it fears (``before it gets slower``,
+    ``will it slow down``)."""
+    return any(not _WHAT_IF.search(question[:m.start()]) for m in SLOWDOWN.finditer(question))
+
+
 SILENT_MIN = 30.0
 """A RUNNING job whose log has said nothing for this long is stalled until something explains it."""
 _ENDED_BADLY = ("FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "TIMEOUT")
@@ -263,7 +273,7 @@ def decide(question: str, findings: list[dict[str, Any]], table: Precedence | No
     subject_gaps, subject_culprits = _subject_gaps(coverage, findings)
     gaps = _gaps(coverage) + subject_gaps
     expected = [f for f in findings if f.get("root_cause") == "healthy" and mentions(f, entities)]
-    if SLOWDOWN.search(question) and not expected:
+    if reports_slowdown(question) and not expected:
         # Slowness the asker saw is a symptom of something: with no cause found, "healthy" would deny it —
         # unless a check read the asked job's own speed and found it unchanged.
         gaps.append("the slowdown the question reports is not explained by what was read (no throttling, Xid, "

@@ -382,3 +382,14 @@ def test_a_named_workload_whose_pod_crashed_unexplained_is_not_healthy():
     assert out["culprits"] == ["pod:search/colbert-index-0-7rk2m"] and out["proposed_actions"] == []
     cov["subjects"][0]["crashed"] = []  # pods refused at admission or evicted never ran: not a crash
     assert decide("colbert-index crashed. Is the GPU bad?", [], TABLE, coverage=cov)["root_cause"] == "healthy"
+
+
+def test_a_slowdown_the_question_fears_is_not_one_it_reports():
+    from gateway.builtin.decide import reports_slowdown
+
+    assert reports_slowdown("Job 42 got 30% slower since noon") and reports_slowdown("Why is it slow? It was fine before.")
+    assert not reports_slowdown("Should we pull nodes before the MoE job gets slower?")
+    assert not reports_slowdown("Will it slow down if we drain gn-01?")
+    coverage = {"read": {"scheduler_jobs": 3, "scheduler_nodes": 16}, "subjects": []}
+    assert decide("Is the fabric degrading? Should we act before the job gets slower?", [], TABLE,
+                  coverage=coverage)["root_cause"] == "healthy"

@@ -112,7 +112,9 @@ _BENIGN = re.compile(
     r"error[_ ]?count[=: ]0|ignoring|ignored)\b|^ACPI (?:BIOS )?(?:Error|Warning)|\bACPI Error\b|"
     r"AE_NOT_FOUND|errors=remount-ro|firmware bug|module verification failed|tainting kernel|\[Firmware Bug\]|ERST: Error Record|Spectre|retbleed|mitigation|"
     r"FWTracer: Events were lost|nv_get_p2p_free_callback.*invalid context|"
-    r"error status/mask=|^\s*\[\s*\d{1,2}\] \w+\s*(?:\(First\))?\s*$|^[IW]\d{4} \d\d:\d\d:\d\d",
+    r"error status/mask=|^\s*\[\s*\d{1,2}\] \w+\s*(?:\(First\))?\s*$|^[IW]\d{4} \d\d:\d\d:\d\d|"
+    # sunrpc's svc_tcp_sendto: a client reset (-104) or closed (-32) its connection (a reboot, a remount)
+    r"rpc-srv/tcp: nfsd: got error -(?:104|32) when sending",
     re.IGNORECASE)
 """Error words that describe something fixed or firmware noise every node prints (ACPI table bugs, mlx5's
 firmware tracer overrunning its buffer, nvidia-peermem's callback after a GPUDirect process freed its

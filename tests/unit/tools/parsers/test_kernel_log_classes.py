@@ -177,3 +177,12 @@ def test_aer_record_details_and_kubelet_info_lines_are_not_error_signals():
     # glog levels: I and W are not errors, E is
     assert not error_level('I1006 09:10:27.000000   60311 kubelet.go:2347] "Pod admission denied" pod="a/b"', None)
     assert error_level('E1006 09:10:27.000000   60311 kubelet.go:2347] "Failed to start container" pod="a/b"', None)
+
+
+def test_an_nfs_server_noting_clients_that_dropped_their_connection_is_no_error():
+    # sunrpc's svc_tcp_sendto on the server while clients reboot: -104 (reset) and -32 (closed) are the peer's doing.
+    log = ("Nov 20 10:01:14 nfs-home01 kernel: rpc-srv/tcp: nfsd: got error -104 when sending 65668 bytes - shutting down socket\n"
+           "Nov 20 10:01:15 nfs-home01 kernel: rpc-srv/tcp: nfsd: got error -32 when sending 140 bytes - shutting down socket\n"
+           "Nov 20 10:01:16 nfs-home01 kernel: rpc-srv/tcp: nfsd: got error -5 when sending 140 bytes - shutting down socket\n")
+    events = parse_kernel_log(log, path="kernel/nfs-home01.log")
+    assert [e.line for e in events] == [3]  # an I/O error (-5) sending a reply is still one
