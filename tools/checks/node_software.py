@@ -59,6 +59,8 @@ _CONTROLLER_LOST = re.compile(r"slurm_send_node_msg|slurm_bufs_sendto|Unable to 
                               r"Socket timed out on send/recv|Zero Bytes were transmitted", re.IGNORECASE)
 
 
+_STUCK_STEP = re.compile(r"kill task failed|batch job complete failure|job not ending", re.IGNORECASE)
+"""Drain reasons Slurm sets when a step's processes would not end: a symptom whose cause the logs must tell."""
 _FS_KINDS = ("lustre_error", "fs_client")
 _FS_STACK = re.compile(r"\[(?:lustre|obdclass|ptlrpc|osc|mdc|lnet|nfs|sunrpc|mmfs26|mmfslinux|ceph|beegfs)\]|"
                        r"\b(?:ll_file_\w+|cl_sync_io_wait|nfs_\w+|rpc_wait_bit_killable)\b")
@@ -172,6 +174,16 @@ def check_node_software_fault(facts: Facts, cfg: NodeSoftwareConfig) -> list[Fin
         drain_reason = facts.reason_of(node) or ""
         what = drain_reason if node in candidates else ", ".join(sorted({_what(e) for e in events}))
         strength = "state" if node in candidates else "direct"
+        if not events and _STUCK_STEP.search(drain_reason):
+            # Slurm's drain says only that a step would not end (signals, epilog, job-complete RPC); which
+            # process and why is in slurmd's log and the UnkillableStep settings: not node software yet.
+            findings.append(Finding(
+                check="node_software_fault", root_cause="inconclusive",
+                message=f"{node} drained with '{drain_reason[:80]}': a job's processes did not end, and nothing read "
+                        "says why (no slurmd, SPANK, prolog/epilog or hung-task line) — read next: slurmd's log on "
+                        f"{node} around the drain, UnkillableStepTimeout/UnkillableStepProgram, the processes in D state",
+                culprits=[ref.culprit], evidence=candidates.get(node, []), strength="heuristic", confidence=0.5))
+            continue
         findings.append(Finding(
             check="node_software_fault", root_cause="node_software_fault",
             message=f"{node}: node software failing ({what})" + (f"; {len(events)} related log line(s)" if events else ""),

@@ -208,3 +208,16 @@ Mar 04 05:14:24 gpu003 kernel:  nfs_file_write+0x1b8/0x2b0 [nfs]
     assert "node:gpu003" not in [f.culprits[0] for f in found]
     # The same drain with the enroot mount helper hung (no file-system wait) stays node software.
     assert "node:gpu003" in [f.culprits[0] for f in check_node_software_fault(_facts(make_facts), NodeSoftwareConfig())]
+
+
+def test_a_stuck_step_drain_with_nothing_read_about_why_is_inconclusive(make_facts):
+    # gpu003 drained 'Kill task failed' and its journal holds nothing about slurmd, SPANK or a hung task.
+    quiet = "Mar 04 05:12:24 gpu003 kernel: perf: interrupt took too long (2503 > 2500)\n"
+    f = next(f for f in check_node_software_fault(_facts(make_facts, journal=quiet), NodeSoftwareConfig())
+             if f.culprits[0] == "node:gpu003")
+    assert f.root_cause == "inconclusive" and "nothing read says why" in f.message and not f.suggested_actions
+    reasons = SINFO_R.replace("Kill task failed                                   root",
+                              "batch job complete failure                         slurm")
+    f = next(f for f in check_node_software_fault(_facts(make_facts, reasons, journal=quiet), NodeSoftwareConfig())
+             if f.culprits[0] == "node:gpu003")
+    assert f.root_cause == "inconclusive"
