@@ -113,8 +113,10 @@ def check_node_not_responding(facts: Facts, cfg: UnresponsiveConfig) -> list[Fin
         drain = node is not None and "DRAIN" not in (node.flags or []) and (node.state or "") != "DRAINED"
         # Drained by a person with a reason of their own (a PSU fault, a ticket) before it stopped answering, no crash
         # record and no job lost: the node is already out of service under repair; known, not a new fault.
-        in_repair = node is not None and not drain and not crashed and not jobs and bool(reason) \
+        # A node set DOWN by a person with such a reason (scontrol update State=DOWN Reason=…) is the same.
+        in_repair = node is not None and not crashed and not jobs and bool(reason) \
             and not any(w in low for w in (cfg.reason_text, *cfg.reboot_reasons, *cfg.resume_failed_reasons))
+        drain = drain and not in_repair
         findings.append(Finding(
             check="node_not_responding", root_cause="node_unresponsive",
             message="; ".join(parts),

@@ -166,3 +166,15 @@ def test_a_node_a_person_drained_for_repair_that_stops_answering_is_informationa
                        ("slurm/sinfo_R.txt", "sinfo-reasons-text", reasons.replace("PSU fault, vendor SR 1182 ", "Not responding           ")))
     (f,) = check_node_not_responding(facts, UnresponsiveConfig())
     assert f.confidence > INFORMATIONAL
+
+
+def test_a_node_a_person_set_down_for_repair_is_informational_and_not_drained(make_facts):
+    from tools.knowledge.precedence import INFORMATIONAL
+    # scontrol update NodeName=dgx22 State=DOWN Reason="PSU replacement TKT-4410": down*, no DRAIN flag.
+    sinfo = ("PARTITION   AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+             "gpu*           up 2-00:00:00      1  down* dgx22\n")
+    reasons = ("REASON                                             USER      TIMESTAMP           NODELIST\n"
+               "PSU replacement TKT-4410                           root      2026-03-04T06:00:00 dgx22\n")
+    facts = make_facts(("slurm/sinfo.txt", "sinfo-text", sinfo), ("slurm/sinfo_R.txt", "sinfo-reasons-text", reasons))
+    (f,) = check_node_not_responding(facts, UnresponsiveConfig())
+    assert f.confidence == INFORMATIONAL and f.suggested_actions == []
