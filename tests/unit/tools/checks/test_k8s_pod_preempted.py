@@ -32,3 +32,16 @@ def test_a_preempted_worker_whose_replacement_waits_for_gpus_is_preemption_not_a
 def test_no_preempted_event_no_finding(make_facts):
     facts = make_facts(("k8s/pods.json", "k8s-json", api_list("PodList", [pod("a", node_name="h1")])))
     assert check_k8s_pod_preempted(facts, K8sPodPreemptedConfig()) == []
+
+
+def test_a_job_kueue_preempted_is_job_preempted_and_its_owner_told(make_facts):
+    # kubectl get events -A (1.29 table): Kueue evicts a borrowing RayJob; its pods are deleted.
+    events = """NAMESPACE   LAST SEEN   TYPE     REASON                OBJECT                        MESSAGE
+vision      12m         Normal   Preempted             workload/rayjob-seg-7c2e1     Preempted to accommodate a workload (UID: 4f1c) due to reclamation within the cohort
+vision      12m         Normal   Stopped               rayjob/seg                    Preempted to accommodate a workload (UID: 4f1c) due to reclamation within the cohort
+vision      12m         Normal   SuccessfulDeletePod   rayjob/seg                    Deleted pod: seg-head-x2k9d
+vision      12m         Normal   SuccessfulDeletePod   rayjob/seg                    Deleted pod: seg-worker-0
+"""
+    (f,) = check_k8s_pod_preempted(make_facts(("k8s/events.txt", "k8s-events-text", events)), K8sPodPreemptedConfig())
+    assert f.root_cause == "job_preempted" and f.culprits == ["job:vision/seg"]
+    assert [(a.type, a.pod, a.namespace) for a in f.suggested_actions] == [("notify_owner", "seg-head-x2k9d", "vision")]
