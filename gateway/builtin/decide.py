@@ -189,6 +189,7 @@ def _subject_gaps(coverage: dict[str, Any] | None, findings: list[dict[str, Any]
             reasons.append(f"the metrics exporter of {', '.join(s['unread_nodes'][:4])} "
                            f"(node(s) of {s.get('kind')} {name}) is down (up == 0, or its exporter pod is not "
                            "running): their GPUs and hosts could not be read")
+            culprits.extend(f"node:{n}" for n in s["unread_nodes"][:4])  # where to look next
         silent = s.get("silent_min")
         if state.startswith("RUNNING") and silent is not None and silent >= SILENT_MIN:
             reasons.append(f"job {name} is RUNNING but has logged nothing for {silent:.0f} min, and nothing read "

@@ -16,8 +16,9 @@ from tools.checks.k8s_evidence import (
     pod_log_events,
 )
 from tools.facts import Facts
-from tools.knowledge.gpu_operator import gpu_replicas
+from tools.knowledge.gpu_operator import gpu_replicas, is_telemetry_pod
 from tools.knowledge.gpu_stack import NODE_STACK_ERROR
+from tools.knowledge.precedence import INFORMATIONAL
 from tools.knowledge.precedence import confidence as strength_confidence
 from tools.platform import evict_hurt
 from tools.models.findings import ActionSpec, Evidence, Finding
@@ -203,6 +204,10 @@ def check_k8s_crash_loop(facts: Facts, cfg: K8sCrashLoopConfig) -> list[Finding]
                 what += (f"; {len(siblings)} other replica(s) of {pod.owner_kind} {pod.owner_name} run fine on "
                          f"{', '.join(sorted({p.node or '' for p in siblings}))}, so suspect the node")
                 confidence = strength_confidence("heuristic")
+            if cause == "crash_loop" and is_telemetry_pod(pod):
+                # A crashing exporter leaves the node's metrics unread; it slows nothing that runs there.
+                what += "; it is the node's metrics exporter: what its metrics would show is not read"
+                confidence = INFORMATIONAL
             if cause == "gpu_oom":
                 what += _shared_gpu(facts, pod)
             kernel = _kernel_oom(facts, pod) if cause == "host_oom" else []

@@ -60,6 +60,12 @@ def _words(pod: K8sPod) -> str:
                      pod.labels.get("app.kubernetes.io/component", ""), images]).lower()
 
 
+def is_telemetry_pod(pod: K8sPod) -> bool:
+    """A metrics exporter (DCGM exporter, node exporter): it reports on the node, it runs none of its work."""
+    w = _words(pod)
+    return "dcgm-exporter" in w or "node-exporter" in w or "/dcgm-exporter:" in w
+
+
 def is_driver_pod(pod: K8sPod) -> bool:
     """The GPU Operator's driver container pod (``nvidia-driver-daemonset-*``, image ``nvcr.io/nvidia/driver``)."""
     w = _words(pod)

@@ -168,3 +168,14 @@ def test_a_container_whose_dev_shm_is_full_is_its_own_set_up(make_facts):
     (f,) = check_k8s_crash_loop(facts, K8sCrashLoopConfig())
     assert f.root_cause == "user_code_error" and f.culprits == ["pod:nlp/t5-ddp-master-0"]
     assert "/dev/shm is full" in f.message and f.suggested_actions[0].type == "notify_owner"
+
+
+def test_a_crash_looping_metrics_exporter_is_missing_telemetry_not_the_cause(make_facts):
+    from tools.knowledge.precedence import INFORMATIONAL
+    doc = json.loads(_replicas())
+    for p in doc["items"]:  # the same shape, but the pods are the DCGM exporter's
+        p["metadata"]["name"] = p["metadata"]["name"].replace("resnet-train", "nvidia-dcgm-exporter")
+        for c in p["spec"]["containers"]:
+            c["image"] = "nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5-3.4.0-ubuntu22.04"
+    (f,) = check_k8s_crash_loop(make_facts(("k8s/pods.json", "k8s-json", json.dumps(doc))), K8sCrashLoopConfig())
+    assert f.confidence == INFORMATIONAL and "the node's metrics exporter" in f.message
