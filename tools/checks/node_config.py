@@ -49,6 +49,9 @@ def check_node_config_mismatch(facts: Facts, cfg: NodeConfigConfig) -> list[Find
             strength="state", confidence=confidence("state", corroborated=invalid and bool(reason)),
             # Missing GPUs are for a GPU diagnostic to confirm; less memory, fewer CPUs or sockets than
             # slurm.conf says (a crashkernel reservation, a BIOS change) is a configuration fix, no action type.
-            suggested_actions=[ActionSpec(type="run_gpu_diagnostic", node=node.name)] if _gpu_mismatch(reason) else [],
+            suggested_actions=([ActionSpec(type="run_gpu_diagnostic", node=node.name)] if _gpu_mismatch(reason) else [])
+            # whoever runs the node fixes its configuration (slurm.conf, gres.conf) or its hardware
+            + [ActionSpec(type="notify_owner", node=node.name, reason=f"{node.name} registers differently from its "
+                          f"configuration: {reason or state}")],
         ))
     return findings

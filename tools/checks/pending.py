@@ -181,7 +181,9 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
             + (f" — blocked until something changes (threshold {cfg.blocked_after_min} min)" if blocked
                else f" (threshold {cfg.queue_wait_after_h} h)"),
             culprits=[f"job:{job.job_id}"] + ([f"user:{job.user}"] if job.user and any(
-                p in reason.lower().replace(" ", "") for p in _PER_USER) else []),
+                p in reason.lower().replace(" ", "") for p in _PER_USER) else [])
+            # A per-user cap is used up by the same user's running jobs: those are what holds it.
+            + [f"job:{j}" for j in _holding_user_cap(facts, job, reason)],
             evidence=[Evidence(text=f"job {job.job_id} State=PENDING Reason={reason} NumNodes={job.num_nodes}{limit}",
                                metric="squeue")] + ([_qos_evidence(qos)] if qos else []),
             # Waiting its turn is the scheduler working as designed: explained, never a fault on its own.
@@ -193,6 +195,14 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
                                        _partition_time(facts, job.partition), qos),
         ))
     return findings
+
+
+def _holding_user_cap(facts: Facts, job: SlurmJob, reason: str) -> list[str]:
+    """The job's user's RUNNING jobs when it waits on a per-user QOS limit (QOSMaxGRESPerUser,
+    QOSMaxJobsPerUserLimit, QOSMaxCpuPerUserLimit …): they hold the cap; at most 6."""
+    if not job.user or not reason.lower().replace(" ", "").startswith("qos") or "peruser" not in reason.lower():
+        return []
+    return [j.job_id for j in facts.jobs_of_user(job.user) if j.job_id != job.job_id and j.state == "RUNNING"][:6]
 
 
 def _singleton_wait(facts: Facts, job: SlurmJob) -> Finding | None:

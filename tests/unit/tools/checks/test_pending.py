@@ -246,3 +246,14 @@ def test_a_resources_wait_beside_idle_nodes_with_its_request_unread_is_named_for
     read = make_facts(("slurm/squeue.txt", "squeue-text", squeue), ("slurm/sinfo.txt", "sinfo-text", sinfo),
                       ("slurm/job.txt", "scontrol-job-text", detail))
     assert idle_fit_unread(read, "771402") == []
+
+
+def test_a_per_user_qos_limit_names_the_users_running_jobs_that_hold_it(make_facts):
+    squeue = """             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+             33150       gpu    train     dave PD    2:10:00      1 (QOSMaxGRESPerUser)
+             33102       gpu     bash     dave  R 2-01:00:00      1 gn01
+             33140       gpu     bash     dave  R 1-22:00:00      1 gn02
+             33160       gpu    other      eve  R      10:00      1 gn03
+"""
+    (f,) = check_job_pending_blocked(make_facts(("slurm/squeue.txt", "squeue-text", squeue)), PendingConfig())
+    assert f.culprits == ["job:33150", "user:dave", "job:33102", "job:33140"]
