@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from tools.checks.base import CheckConfig
+from tools.checks.gpu_peers import utilisation
 from tools.facts import Facts
 from tools.facts.queries import same_job_name
 from tools.knowledge.precedence import confidence
@@ -198,11 +199,17 @@ def check_job_pending_blocked(facts: Facts, cfg: PendingConfig) -> list[Finding]
 
 
 def _holding_user_cap(facts: Facts, job: SlurmJob, reason: str) -> list[str]:
-    """The job's user's RUNNING jobs when it waits on a per-user QOS limit (QOSMaxGRESPerUser,
-    QOSMaxJobsPerUserLimit, QOSMaxCpuPerUserLimit …): they hold the cap; at most 6."""
+    """The job's user's RUNNING jobs that hold a per-user QOS limit (QOSMaxGRESPerUser, QOSMaxJobsPerUserLimit …)
+    while their GPUs sit idle (mean utilisation under 5 % on every node they hold: a forgotten salloc, a stuck
+    session): those are what to end. Busy ones are the user's own work using the quota as meant; at most 6."""
     if not job.user or not reason.lower().replace(" ", "").startswith("qos") or "peruser" not in reason.lower():
         return []
-    return [j.job_id for j in facts.jobs_of_user(job.user) if j.job_id != job.job_id and j.state == "RUNNING"][:6]
+    _, util = utilisation(facts)
+    return [j.job_id for j in facts.jobs_of_user(job.user) if j.job_id != job.job_id and j.state == "RUNNING"
+            and j.nodes and all(n in util and util[n] < _IDLE_UTIL_PCT for n in j.nodes)][:6]
+
+
+_IDLE_UTIL_PCT = 5.0
 
 
 def _singleton_wait(facts: Facts, job: SlurmJob) -> Finding | None:

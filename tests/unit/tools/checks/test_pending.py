@@ -255,5 +255,22 @@ def test_a_per_user_qos_limit_names_the_users_running_jobs_that_hold_it(make_fac
              33140       gpu     bash     dave  R 1-22:00:00      1 gn02
              33160       gpu    other      eve  R      10:00      1 gn03
 """
-    (f,) = check_job_pending_blocked(make_facts(("slurm/squeue.txt", "squeue-text", squeue)), PendingConfig())
+    def util(node: str, pct: float) -> str:  # dcgm-exporter text, 2 GPUs
+        return ("# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %).\n# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n" + "".join(
+            f'DCGM_FI_DEV_GPU_UTIL{{gpu="{g}",UUID="GPU-{node}-{g}",Hostname="{node}"}} {pct:g}\n' for g in (0, 1)))
+
+    def facts(pct_gn01: float):
+        pages = {"gn01": util("gn01", pct_gn01), "gn02": util("gn02", 0), "gn03": util("gn03", 97)}
+        return make_facts(("slurm/squeue.txt", "squeue-text", squeue),
+                          *[(f"gpu/{n}.prom", "dcgm-prometheus-text", t) for n, t in pages.items()],
+                          **{f"gpu/{n}.prom": {"node": n} for n in pages})
+
+    # Two interactive sessions hold dave's GPUs and use none of them: they are what holds his limit.
+    (f,) = check_job_pending_blocked(facts(0), PendingConfig())
     assert f.culprits == ["job:33150", "user:dave", "job:33102", "job:33140"]
+    # A session that is working uses the quota as meant: not named.
+    (f,) = check_job_pending_blocked(facts(88), PendingConfig())
+    assert f.culprits == ["job:33150", "user:dave", "job:33140"]
+    # No GPU metrics read: idle cannot be told, nothing named beyond the job and its user.
+    (f,) = check_job_pending_blocked(make_facts(("slurm/squeue.txt", "squeue-text", squeue)), PendingConfig())
+    assert f.culprits == ["job:33150", "user:dave"]
