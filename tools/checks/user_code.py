@@ -167,8 +167,8 @@ def _gpu_program_faults(facts: Facts, seen: set[str]) -> list[Finding]:
             xids = [x for node_xids in app_only.values() for x in node_xids[:1]]
         faulted[job] = (errors, xids)
     return [_program_fault(subject, [faulted[j] for j in group], group, _clean_runs(facts, subject, group),
-                           job_nodes(facts, subject), _gpu_evidence_unread(facts, job_nodes(facts, subject)))
-            for subject, group in _by_array(list(faulted)).items()]
+                           nodes, _gpu_evidence_unread(facts, nodes))
+            for subject, group in _by_array(list(faulted)).items() for nodes in [job_nodes(facts, subject)]]
 
 
 _GPU_CAN_CAUSE = re.compile(r"illegal memory access|unspecified launch failure|illegal instruction|misaligned address|"
@@ -181,8 +181,8 @@ def _gpu_evidence_unread(facts: Facts, nodes: list[str]) -> bool:
     """Nothing was read about the GPUs of ``nodes``: no kernel log of theirs and no GPU metrics naming them."""
     if not nodes:
         return False
-    logged = {a.node for a in facts.artifacts if a.format == "kernel-log" and a.node} | {
-        e.node for e in facts.kernel_events if e.node}
+    logged = facts.cached("kernel_logged_nodes", lambda: {a.node for a in facts.artifacts if a.format == "kernel-log"
+                                                          and a.node} | {e.node for e in facts.kernel_events if e.node})
     sampled = facts.sampled_nodes()
     return not any(n in logged or n in sampled for n in nodes)
 

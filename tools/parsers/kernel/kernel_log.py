@@ -139,7 +139,7 @@ def parse_kernel_log(text: str, *, path: str, node: str | None = None, prefilter
         if FALLEN_START.match(msg):
             group = _Group(lineno, pre.timestamp, pre.host, msg)
             continue
-        hp = _HUGEPAGES.search(msg)
+        hp = _HUGEPAGES.search(msg) if "hugepages_total=" in msg else None  # a substring test per line, not a regex
         if hp:  # the Mem-Info lines of an OOM report, between "invoked oom-killer" and "Killed process"
             host = pre.host or node
             huge[host] = huge.get(host, 0) + int(hp["free"]) * int(hp["size"])
