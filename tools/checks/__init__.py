@@ -24,6 +24,7 @@ from tools.checks.fs_unavailable import FsUnavailableConfig, check_fs_unavailabl
 from tools.checks.fabric_drop import FabricDropConfig, check_fabric_drop
 from tools.checks.gpu_access_lost import GpuAccessLostConfig, check_gpu_access_lost
 from tools.checks.gpu_app_clocks import GpuAppClocksConfig, check_gpu_app_clocks
+from tools.checks.gpu_corrected_ecc import CorrectedEccConfig, check_gpu_corrected_ecc
 from tools.checks.gpu_busy_unowned import GpuBusyUnownedConfig, check_gpu_busy_unowned
 from tools.checks.gpu_oom import GpuOomConfig, check_job_cuda_oom
 from tools.checks.gpu_pcie_link import PcieLinkConfig, check_gpu_pcie_link
@@ -96,6 +97,9 @@ _K8S = ("k8s_nodes", "k8s_pods", "k8s_events")
 CHECKS: dict[str, CheckSpec[Any]] = {
     "gpu_xid": CheckSpec(check_gpu_xid, XidConfig, "GPU hardware faults: Xids, lost GPUs, DCGM fault fields, CUDA hardware errors",
                          needs=_LOGS + _GPU + ("k8s_events",)),
+    "gpu_corrected_ecc": CheckSpec(check_gpu_corrected_ecc, CorrectedEccConfig,
+                                   "a burst of corrected (SBE) ECC errors whose remap fields or kernel log were not read",
+                                   needs=_GPU),
     "gpu_access_lost": CheckSpec(check_gpu_access_lost, GpuAccessLostConfig,
                                  "jobs or containers that cannot see GPUs their node still reads (device access lost)",
                                  needs=("job_log_events",)),

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # facts import the parsers, which read this module's field li
 from tools.models.gpu import MetricSample
 
 __all__ = ["GPU_FAULT_FIELDS", "NVLINK_FIELDS", "PCIE_REPLAY", "XID_FIELD", "CLOCK_EVENT_FIELDS", "UTIL_FIELDS",
-           "VIOLATION_FIELDS", "POWER_FIELDS", "NON_INTERRUPTING_FIELDS", "gpu_fault_samples", "IB_COUNTER_FIELDS", "CHECKED_FIELDS"]
+           "VIOLATION_FIELDS", "POWER_FIELDS", "SBE_FIELDS", "NON_INTERRUPTING_FIELDS", "gpu_fault_samples", "IB_COUNTER_FIELDS", "CHECKED_FIELDS"]
 
 XID_FIELD = "DCGM_FI_DEV_XID_ERRORS"
 """The last Xid the GPU reported (a gauge holding the Xid number, 0 when none)."""
@@ -51,6 +51,8 @@ VIOLATION_FIELDS = ("DCGM_FI_DEV_THERMAL_VIOLATION", "DCGM_FI_DEV_POWER_VIOLATIO
 UTIL_FIELDS = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_PROF_SM_ACTIVE")
 POWER_FIELDS = ("DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_POWER_MGMT_LIMIT", "DCGM_FI_DEV_ENFORCED_POWER_LIMIT")
 """Watts: drawn, and the limits set on the GPU."""
+SBE_FIELDS = ("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL")
+"""Corrected (single-bit) ECC errors: since driver load, and over the GPU's life (counters)."""
 _OTHER_READ = ("DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_MEMORY_TEMP", "DCGM_FI_DEV_FB_USED",
                "DCGM_FI_DEV_FB_FREE")
 IB_COUNTER_FIELDS: dict[str, str] = {
@@ -66,7 +68,7 @@ IB_COUNTER_FIELDS: dict[str, str] = {
 
 CHECKED_FIELDS: tuple[str, ...] = tuple(dict.fromkeys(
     (XID_FIELD, *GPU_FAULT_FIELDS, *NVLINK_FIELDS, PCIE_REPLAY, *CLOCK_EVENT_FIELDS, *VIOLATION_FIELDS, *UTIL_FIELDS,
-     *POWER_FIELDS, *_OTHER_READ)))
+     *POWER_FIELDS, *SBE_FIELDS, *_OTHER_READ)))
 """Every DCGM field a check or read tool reads: what a DCGM page parser keeps and live mode queries."""
 
 
