@@ -55,6 +55,7 @@ from tools.checks.k8s_node_not_ready import K8sNodeNotReadyConfig, check_k8s_nod
 from tools.checks.k8s_node_pressure import K8sNodePressureConfig, check_k8s_node_pressure
 from tools.checks.k8s_plugin_absent import K8sPluginAbsentConfig, check_k8s_plugin_absent
 from tools.checks.k8s_job_deadline import K8sJobDeadlineConfig, check_k8s_job_deadline
+from tools.checks.k8s_pods_ready_timeout import PodsReadyTimeoutConfig, check_k8s_pods_ready_timeout
 from tools.checks.k8s_pod_preempted import K8sPodPreemptedConfig, check_k8s_pod_preempted
 from tools.checks.k8s_pod_terminating import K8sPodTerminatingConfig, check_k8s_pod_terminating
 from tools.checks.k8s_pod_sandbox import K8sPodSandboxConfig, check_k8s_pod_sandbox
@@ -170,6 +171,9 @@ CHECKS: dict[str, CheckSpec[Any]] = {
     "k8s_job_deadline": CheckSpec(check_k8s_job_deadline, K8sJobDeadlineConfig,
                                   "a Kubernetes Job ended by activeDeadlineSeconds before it saved a checkpoint",
                                   needs=("k8s_workloads", "k8s_events")),
+    "k8s_pods_ready_timeout": CheckSpec(check_k8s_pods_ready_timeout, PodsReadyTimeoutConfig,
+                                        "a job Kueue keeps evicting because its pods are not all Ready in time",
+                                        needs=("k8s_events",)),
     "k8s_pod_preempted": CheckSpec(check_k8s_pod_preempted, K8sPodPreemptedConfig,
                                    "pods the kube-scheduler preempted for higher-priority pods", needs=("k8s_events",)),
     "node_not_responding": CheckSpec(check_node_not_responding, UnresponsiveConfig, "slurmd not responding", needs=("nodes",)),
