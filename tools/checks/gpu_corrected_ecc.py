@@ -15,6 +15,7 @@ from __future__ import annotations
 from tools.checks.base import CheckConfig
 from tools.checks.gpu_peers import node_values
 from tools.facts import Facts
+from tools.facts.queries import kernel_log_nodes
 from tools.knowledge.dcgm import GPU_FAULT_FIELDS, SBE_FIELDS
 from tools.models.findings import Evidence, Finding
 from tools.platform import node_ref
@@ -67,7 +68,7 @@ def check_gpu_corrected_ecc(facts: Facts, cfg: CorrectedEccConfig) -> list[Findi
     Sources: DCGM SBE fields from dcgm-exporter pages or Prometheus query results; the kernel-log artifacts.
     """
     findings: list[Finding] = []
-    kernel_nodes = {a.node for a in facts.artifacts if a.format == "kernel-log" and a.node}
+    kernel_nodes = kernel_log_nodes(facts)
     for node, hits in sorted(_bursts(facts, cfg).items()):
         missing = ([] if _remap_read(facts, node) else ["the row-remap / retired-page fields (nvidia-smi -q -d "
                                                          "ROW_REMAPPER,PAGE_RETIREMENT or DCGM ROW_REMAP_*)"])

@@ -22,7 +22,7 @@ from tools.checks.base import CheckConfig, clip, kernel_evidence, log_evidence
 from tools.checks.gpu_access_lost import host_sees_gpus
 from tools.checks.gpu_peers import node_values
 from tools.facts import Facts
-from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_event_time, printed_on, rank_node
+from tools.facts.queries import affected_jobs, job_nodes, job_state, kernel_event_time, kernel_log_nodes, printed_on, rank_node
 from tools.knowledge.amd_gpu import amd_gpu_fault
 from tools.knowledge.dcgm import GPU_FAULT_FIELDS, NON_INTERRUPTING_FIELDS, XID_FIELD, gpu_fault_samples
 from tools.knowledge.precedence import confidence
@@ -241,8 +241,7 @@ def _shared_cause(name: str, n: _Node, burst: tuple[int, int] | None, culprit: s
 
 def _kernel_silent(facts: Facts, node: str) -> bool:
     """The node's kernel log was read and holds no Xid, lost-GPU or ECC line."""
-    kernel_read = node in facts.cached("kernel_log_nodes", lambda: {a.node for a in facts.artifacts
-                                                                    if a.format == "kernel-log" and a.node})
+    kernel_read = node in kernel_log_nodes(facts)
     return kernel_read and not any(ev.kind in ("xid", "fallen_off_bus", "gpu_ecc") for ev in facts.kernel_events_on(node))
 
 

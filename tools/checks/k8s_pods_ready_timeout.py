@@ -32,7 +32,7 @@ class PodsReadyTimeoutConfig(CheckConfig):
 
 def check_k8s_pods_ready_timeout(facts: Facts, cfg: PodsReadyTimeoutConfig) -> list[Finding]:
     """inconclusive per job (PyTorchJob, Job, RayJob …) Kueue evicted ``min_evictions`` or more times for the
-    PodsReady timeout (summed event counts on the job or its Workload) while no Warning event of the job's pods
+    PodsReady timeout (the largest count of the job object's events) while no Warning event of the job's pods
     says why they were not Ready. Culprit: the job; no action (what to read next is in the message).
 
     Sources: Kubernetes events (``kubectl get events`` tables or JSON, core/v1 or events.k8s.io/v1).

@@ -15,7 +15,7 @@ from tools.models.logs import CheckpointEvent, HostFaultEvent, KernelEventBase
 from tools.models.k8s import K8sPod
 
 __all__ = [
-    "host_faults_by_node",
+    "host_faults_by_node", "kernel_log_nodes",
     "ACTIVE_STATES", "ENDED_BADLY", "event_time", "kernel_event_time", "affected_jobs", "is_slurm_job_id",
     "same_run_jobs", "newest_checkpoint", "rank_node", "printed_on", "job_nodes", "job_user", "job_state", "first_seen",
     "CONTROL_DAEMONS", "control_plane_hosts", "same_job_name", "idle_fit_unread",
@@ -26,6 +26,12 @@ ENDED_BADLY = ("FAILED", "NODE_FAIL", "TIMEOUT", "OUT_OF_MEMORY", "CANCELLED", "
 
 _MONOTONIC = re.compile(r"^\[\s*(?P<s>\d+(?:\.\d+)?)\]$")
 _GPFS_TS = re.compile(r"^(?P<d>\d{4}-\d\d-\d\d)_(?P<t>\d\d:\d\d:\d\d(?:\.\d+)?)(?P<z>[+-]\d{4})?$")
+
+
+def kernel_log_nodes(facts: Facts) -> set[str]:
+    """Nodes whose kernel log (format ``kernel-log``: dmesg, journalctl -k) is in the snapshot; built once."""
+    return facts.cached("kernel_log_nodes", lambda: {a.node for a in facts.artifacts
+                                                     if a.format == "kernel-log" and a.node})
 
 
 def kernel_event_time(facts: Facts, ev: KernelEventBase) -> datetime | None:
